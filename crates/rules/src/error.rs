@@ -1,0 +1,70 @@
+//! Typed errors. Every message says what is wrong and where.
+
+use thiserror::Error;
+
+/// A position string that cannot be read, or a position a variant forbids.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum PositionError {
+    #[error("expected `<placement> <side> [<quiet>]`, found {found} space-separated fields")]
+    Fields { found: usize },
+    #[error("the placement has {found} rows separated by `/`, expected 7 (rows 7 down to 1)")]
+    RowCount { found: usize },
+    #[error("row {row} (starting at character {column}) has {found} points, expected {expected}")]
+    RowLength {
+        row: i32,
+        found: usize,
+        expected: usize,
+        column: usize,
+    },
+    #[error("row {row}, character {column} (point {point}): `{ch}` is not F (fox), G (goose) or . (empty)")]
+    BadPiece {
+        row: i32,
+        point: String,
+        column: usize,
+        ch: char,
+    },
+    #[error("side to move `{found}` at character {column}: expected `f` (foxes) or `g` (geese)")]
+    BadSide { found: String, column: usize },
+    #[error("quiet-ply counter `{found}` at character {column}: expected a whole number from 0 to 65535")]
+    BadQuiet { found: String, column: usize },
+    #[error("{found} foxes on the board; {variant} is played with exactly {expected}")]
+    FoxCount {
+        found: u32,
+        expected: u32,
+        variant: &'static str,
+    },
+    #[error("{found} geese on the board; {variant} starts with {most}, and geese are never added")]
+    TooManyGeese {
+        found: u32,
+        most: u32,
+        variant: &'static str,
+    },
+    #[error("a point holds both a fox and a goose")]
+    Overlap,
+}
+
+/// A move string that cannot be read, or a move that is not legal.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum MoveError {
+    #[error("malformed move `{text}` at character {column}: {why}")]
+    Syntax {
+        text: String,
+        column: usize,
+        why: String,
+    },
+    #[error("illegal move `{text}`: {why}")]
+    Illegal { text: String, why: String },
+}
+
+/// A move that a [`crate::Game`] cannot take, with the ply it was tried at.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum GameError {
+    #[error("ply {ply}: {error}")]
+    Move { ply: usize, error: MoveError },
+    #[error("ply {ply}: move `{text}` played after the game ended: {outcome}")]
+    Over {
+        ply: usize,
+        text: String,
+        outcome: crate::Outcome,
+    },
+}

@@ -1,0 +1,96 @@
+//! How a game ends.
+
+use crate::moves::Side;
+use crate::variant::Variant;
+use std::fmt;
+
+/// Why a game ended, named as in RULES.md and the CLI's `result:` line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum EndReason {
+    /// Rule 1 in Two Foxes: fewer than nine geese.
+    FewerThanNine,
+    /// Rule 1 in the classic game: fewer than four geese.
+    FewerThanFour,
+    /// Rule 2: every pen point holds a goose.
+    PenFilled,
+    /// Rule 3: the side to move has no legal move and loses.
+    NoMoves,
+    /// Rule 4: the same position for the third time.
+    Threefold,
+    /// Rule 5: 100 plies without a capture or a forward goose step.
+    FiftyMoves,
+}
+
+impl EndReason {
+    pub(crate) fn few_geese(variant: Variant) -> EndReason {
+        if variant.is_classic() {
+            EndReason::FewerThanFour
+        } else {
+            EndReason::FewerThanNine
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::FewerThanNine => "fewer-than-nine",
+            EndReason::FewerThanFour => "fewer-than-four",
+            EndReason::PenFilled => "pen-filled",
+            EndReason::NoMoves => "no-moves",
+            EndReason::Threefold => "threefold",
+            EndReason::FiftyMoves => "fifty-moves",
+        }
+    }
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The result of a finished game: the winner (`None` for a draw) and why.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Outcome {
+    pub winner: Option<Side>,
+    pub reason: EndReason,
+}
+
+impl Outcome {
+    pub fn win(side: Side, reason: EndReason) -> Outcome {
+        Outcome {
+            winner: Some(side),
+            reason,
+        }
+    }
+
+    pub fn draw(reason: EndReason) -> Outcome {
+        Outcome {
+            winner: None,
+            reason,
+        }
+    }
+
+    /// `foxes`, `geese` or `draw`: the CSV and `result:` word.
+    pub fn result_word(self) -> &'static str {
+        match self.winner {
+            Some(side) => side.name(),
+            None => "draw",
+        }
+    }
+
+    /// +1 if `side` won, -1 if it lost, 0 for a draw.
+    pub fn value_for(self, side: Side) -> i32 {
+        match self.winner {
+            None => 0,
+            Some(w) if w == side => 1,
+            Some(_) => -1,
+        }
+    }
+}
+
+/// `foxes (pen-filled)` style.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.result_word(), self.reason)
+    }
+}
