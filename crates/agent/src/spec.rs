@@ -1,0 +1,178 @@
+//! Agent spec strings: `kind` or `kind:key=value,key=value`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use thiserror::Error;
+
+/// A parsed spec. Keys keep their order-independent, sorted form so that two
+/// spellings of the same agent print the same way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentSpec {
+    pub kind: String,
+    pub params: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum SpecError {
+    #[error("bad agent spec `{spec}`: {why}\n{forms}")]
+    Syntax {
+        spec: String,
+        why: String,
+        forms: String,
+    },
+    #[error("bad agent spec `{spec}`: unknown agent kind `{kind}`\n{forms}")]
+    UnknownKind {
+        spec: String,
+        kind: String,
+        forms: String,
+    },
+    #[error("bad agent spec `{spec}`: `{key}` is not an option of `{kind}` (options: {known})")]
+    UnknownKey {
+        spec: String,
+        kind: String,
+        key: String,
+        known: String,
+    },
+    #[error("bad agent spec `{spec}`: `{key}={value}`: {why}")]
+    BadValue {
+        spec: String,
+        key: String,
+        value: String,
+        why: String,
+    },
+    #[error("agent `{spec}` could not be built: {why}")]
+    Build { spec: String, why: String },
+}
+
+impl AgentSpec {
+    /// Parses `kind[:key=value[,key=value]...]`. `forms` is the help text
+    /// listing valid forms, shown with any error.
+    pub fn parse(text: &str, forms: &str) -> Result<AgentSpec, SpecError> {
+        let syntax = |why: String| SpecError::Syntax {
+            spec: text.to_string(),
+            why,
+            forms: forms.to_string(),
+        };
+        let text = text.trim();
+        let (kind, rest) = match text.split_once(':') {
+            Some((k, r)) => (k, Some(r)),
+            None => (text, None),
+        };
+        if kind.is_empty()
+            || !kind
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(syntax(format!("`{kind}` is not an agent kind")));
+        }
+        let mut params = BTreeMap::new();
+        if let Some(rest) = rest {
+            for (i, pair) in rest.split(',').enumerate() {
+                let (k, v) = pair.split_once('=').ok_or_else(|| {
+                    syntax(format!("option {} (`{pair}`) is not `key=value`", i + 1))
+                })?;
+                let (k, v) = (k.trim(), v.trim());
+                if k.is_empty() || v.is_empty() {
+                    return Err(syntax(format!(
+                        "option {} (`{pair}`) has an empty key or value",
+                        i + 1
+                    )));
+                }
+                if params.insert(k.to_string(), v.to_string()).is_some() {
+                    return Err(syntax(format!("option `{k}` is given twice")));
+                }
+            }
+        }
+        Ok(AgentSpec {
+            kind: kind.to_string(),
+            params,
+        })
+    }
+
+    /// Fails with [`SpecError::UnknownKey`] if any key is not in `known`.
+    pub fn check_keys(&self, known: &[&str]) -> Result<(), SpecError> {
+        for key in self.params.keys() {
+            if !known.contains(&key.as_str()) {
+                return Err(SpecError::UnknownKey {
+                    spec: self.to_string(),
+                    kind: self.kind.clone(),
+                    key: key.clone(),
+                    known: known.join(", "),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of `key` parsed as `T`, if given.
+    pub fn get<T: std::str::FromStr>(&self, key: &str) -> Result<Option<T>, SpecError>
+    where
+        T::Err: fmt::Display,
+    {
+        match self.params.get(key) {
+            None => Ok(None),
+            Some(v) => v.parse::<T>().map(Some).map_err(|e| SpecError::BadValue {
+                spec: self.to_string(),
+                key: key.to_string(),
+                value: v.clone(),
+                why: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn get_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, SpecError>
+    where
+        T::Err: fmt::Display,
+    {
+        Ok(self.get(key)?.unwrap_or(default))
+    }
+
+    pub fn unknown_kind(&self, forms: &str) -> SpecError {
+        SpecError::UnknownKind {
+            spec: self.to_string(),
+            kind: self.kind.clone(),
+            forms: forms.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for AgentSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.kind)?;
+        for (i, (k, v)) in self.params.iter().enumerate() {
+            write!(f, "{}{k}={v}", if i == 0 { ':' } else { ',' })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints() {
+        let s = AgentSpec::parse("alphabeta:ms=200,depth=6", "forms").unwrap();
+        assert_eq!(s.kind, "alphabeta");
+        assert_eq!(s.get::<u32>("depth").unwrap(), Some(6));
+        assert_eq!(s.to_string(), "alphabeta:depth=6,ms=200");
+        assert_eq!(AgentSpec::parse("random", "").unwrap().params.len(), 0);
+        assert!(matches!(
+            AgentSpec::parse("mcts:sims", "f"),
+            Err(SpecError::Syntax { .. })
+        ));
+        assert!(matches!(
+            AgentSpec::parse("mcts:sims=1,sims=2", "f"),
+            Err(SpecError::Syntax { .. })
+        ));
+        assert!(AgentSpec::parse("alphabeta:depth=x", "")
+            .unwrap()
+            .get::<u32>("depth")
+            .is_err());
+        let err = AgentSpec::parse("a:b=1", "")
+            .unwrap()
+            .check_keys(&["c"])
+            .unwrap_err();
+        assert!(err.to_string().contains("`b` is not an option"));
+    }
+}
