@@ -1,0 +1,168 @@
+//! Throughput of the network next to what the hardware can do, measured in one
+//! run: a large matmul in fp32 and bf16 gives the reachable GFLOP/s, then
+//! inference at several batch sizes and training steps report positions/s and
+//! the GFLOP/s they reach (forward FLOPs from [`NetConfig::flops_per_position`];
+//! a training step counts as 3x forward). Every figure is the median of
+//! `repeats` timed runs after a warm-up.
+
+use crate::config::NetConfig;
+use crate::inference::{InferenceNet, Precision};
+use crate::sample::{Batch, Sample};
+use crate::train::{TrainConfig, Trainer};
+use halatafl_rules::{Game, Variant};
+use std::time::Instant;
+use tch::{Device, Kind, Tensor};
+
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub what: String,
+    pub precision: String,
+    pub batch: usize,
+    /// Positions (or samples) per second; 0 for the matmul rows.
+    pub per_second: f64,
+    pub gflops: f64,
+    pub median_ms: f64,
+}
+
+fn median_seconds(repeats: usize, mut f: impl FnMut()) -> f64 {
+    f(); // warm-up
+    let mut times: Vec<f64> = (0..repeats)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    times[times.len() / 2]
+}
+
+fn sync(device: Device) {
+    if let Device::Cuda(i) = device {
+        tch::Cuda::synchronize(i as i64);
+    }
+}
+
+pub fn matmul(n: i64, precision: Precision, device: Device, repeats: usize) -> BenchRow {
+    let _g = tch::no_grad_guard();
+    let a = Tensor::randn([n, n], (Kind::Float, device)).to_kind(precision.kind());
+    let b = Tensor::randn([n, n], (Kind::Float, device)).to_kind(precision.kind());
+    let secs = median_seconds(repeats, || {
+        let _ = a.matmul(&b);
+        sync(device);
+    });
+    BenchRow {
+        what: format!("matmul {n}x{n}"),
+        precision: format!("{precision:?}").to_lowercase(),
+        batch: n as usize,
+        per_second: 0.0,
+        gflops: 2.0 * (n as f64).powi(3) / secs / 1e9,
+        median_ms: secs * 1e3,
+    }
+}
+
+/// Random positions from seeded random games, as samples with uniform targets.
+pub fn random_samples(count: usize, seed: u64) -> Vec<Sample> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let mut game = Game::start_of(Variant::two_foxes());
+        while game.outcome().is_none() && out.len() < count {
+            let moves = game.position().legal_moves();
+            let n = moves.len();
+            out.push(Sample {
+                position: *game.position(),
+                repetitions: game.repetitions() as u8,
+                policy: vec![1.0 / n as f32; n],
+                wdl: [0.3, 0.4, 0.3],
+            });
+            game.play_unchecked(moves[(next() % n as u64) as usize]);
+        }
+    }
+    out
+}
+
+pub fn inference(
+    net: &InferenceNet,
+    config: &NetConfig,
+    precision: Precision,
+    batch: usize,
+    repeats: usize,
+) -> BenchRow {
+    let device = net.device();
+    let samples = random_samples(batch, 11);
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let planes = Batch::new(&refs, device).planes.to_kind(precision.kind());
+    let x = planes
+        .permute([0, 2, 3, 1])
+        .contiguous()
+        .permute([0, 3, 1, 2]);
+    let _g = tch::no_grad_guard();
+    let secs = median_seconds(repeats, || {
+        let (p, v) = net.forward(&x);
+        let _ = (p.to_device(Device::Cpu), v.to_device(Device::Cpu));
+    });
+    let pps = batch as f64 / secs;
+    BenchRow {
+        what: format!("inference {config}"),
+        precision: format!("{precision:?}").to_lowercase(),
+        batch,
+        per_second: pps,
+        gflops: pps * config.flops_per_position() / 1e9,
+        median_ms: secs * 1e3,
+    }
+}
+
+pub fn training(config: NetConfig, device: Device, batch: usize, repeats: usize) -> BenchRow {
+    let mut trainer = Trainer::new(config, TrainConfig::default(), device, 1);
+    let samples = random_samples(batch, 12);
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let b = Batch::new(&refs, device);
+    let secs = median_seconds(repeats, || {
+        trainer.train_step(&b);
+        sync(device);
+    });
+    let sps = batch as f64 / secs;
+    BenchRow {
+        what: format!("training {config}"),
+        precision: "f32".into(),
+        batch,
+        per_second: sps,
+        gflops: sps * 3.0 * config.flops_per_position() / 1e9,
+        median_ms: secs * 1e3,
+    }
+}
+
+/// The whole table for one preset on one device.
+pub fn run(
+    config: NetConfig,
+    device: Device,
+    batches: &[usize],
+    repeats: usize,
+    with_bf16: bool,
+) -> Vec<BenchRow> {
+    let mut rows = vec![matmul(2048, Precision::F32, device, repeats)];
+    if with_bf16 {
+        rows.push(matmul(2048, Precision::Bf16, device, repeats));
+    }
+    let trainer = Trainer::new(config, TrainConfig::default(), device, 1);
+    let mut precisions = vec![Precision::F32];
+    if with_bf16 {
+        precisions.push(Precision::Bf16);
+    }
+    for precision in precisions {
+        let net = InferenceNet::new(&trainer.net, precision, device);
+        for &b in batches {
+            rows.push(inference(&net, &config, precision, b, repeats));
+        }
+    }
+    rows.push(training(config, device, 256, repeats.min(5)));
+    rows
+}

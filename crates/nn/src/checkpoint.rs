@@ -1,0 +1,292 @@
+//! Checkpoints: one safetensors file (readable from Python with
+//! `safetensors.torch.load_file`) holding the weights (`net/<name>`, batch-norm
+//! statistics included), the optimizer's moment buffers (`opt/<name>/m`,
+//! `opt/<name>/v`), and in its metadata the network config, the training
+//! config, the step, and the encoding version. Written to a temporary file,
+//! synced, then renamed over the target: a reader sees the old file or the new
+//! one, never half of one.
+
+use crate::config::NetConfig;
+use crate::encoding::ENCODING_VERSION;
+use crate::train::{TrainConfig, Trainer};
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tch::{Device, Kind, Tensor};
+use thiserror::Error;
+
+pub const FORMAT: &str = "halatafl-checkpoint";
+pub const FORMAT_VERSION: &str = "1";
+
+#[derive(Debug, Error)]
+pub enum CheckpointError {
+    #[error("checkpoint {path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("checkpoint {path}: not a readable safetensors file (truncated or corrupt?): {why}")]
+    Corrupt { path: PathBuf, why: String },
+    #[error("checkpoint {path}: {why}")]
+    Mismatch { path: PathBuf, why: String },
+}
+
+/// What a checkpoint says about itself, read without loading the weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointInfo {
+    pub net: NetConfig,
+    pub train: TrainConfig,
+    pub step: u64,
+    pub encoding_version: u32,
+    /// Caller-defined entries (generation, run name, ...).
+    pub extra: BTreeMap<String, String>,
+}
+
+fn tensor_bytes(t: &Tensor) -> (Vec<usize>, Vec<u8>) {
+    let t = t
+        .detach()
+        .to_kind(Kind::Float)
+        .to_device(Device::Cpu)
+        .contiguous();
+    let shape: Vec<usize> = t.size().iter().map(|&d| d as usize).collect();
+    let values = Vec::<f32>::try_from(t.view([-1])).expect("float tensor");
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    (shape, bytes)
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Saves `trainer` (weights, optimizer state, configs) to `path`.
+pub fn save(
+    trainer: &Trainer,
+    path: &Path,
+    extra: &BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    let mut owned: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    let mut vars: Vec<(String, Tensor)> = trainer.vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, t) in &vars {
+        let (shape, bytes) = tensor_bytes(t);
+        owned.push((format!("net/{name}"), shape, bytes));
+    }
+    for (name, m, v) in &trainer.moments {
+        let (shape, bytes) = tensor_bytes(m);
+        owned.push((format!("opt/{name}/m"), shape, bytes));
+        let (shape, bytes) = tensor_bytes(v);
+        owned.push((format!("opt/{name}/v"), shape, bytes));
+    }
+    let views: Vec<(String, TensorView)> = owned
+        .iter()
+        .map(|(n, s, b)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::F32, s.clone(), b).expect("shape matches bytes"),
+            )
+        })
+        .collect();
+    let mut meta: HashMap<String, String> =
+        extra.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    meta.insert("format".into(), FORMAT.into());
+    meta.insert("format_version".into(), FORMAT_VERSION.into());
+    meta.insert("encoding_version".into(), ENCODING_VERSION.to_string());
+    meta.insert(
+        "net".into(),
+        serde_json::to_string(&trainer.net.config).expect("config serialises"),
+    );
+    meta.insert("preset".into(), trainer.net.config.to_string());
+    meta.insert(
+        "train".into(),
+        serde_json::to_string(&trainer.config).expect("config serialises"),
+    );
+    meta.insert("step".into(), trainer.step.to_string());
+    let bytes = safetensors::serialize(views, Some(meta))
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    write_atomically(path, &bytes)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, CheckpointError> {
+    std::fs::read(path).map_err(|source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointError> {
+    let corrupt = |why: String| CheckpointError::Corrupt {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mismatch = |why: String| CheckpointError::Mismatch {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (_, metadata) = SafeTensors::read_metadata(bytes).map_err(|e| corrupt(e.to_string()))?;
+    let meta = metadata.metadata().clone().unwrap_or_default();
+    let get = |k: &str| {
+        meta.get(k)
+            .cloned()
+            .ok_or_else(|| mismatch(format!("metadata has no `{k}`: not a halatafl checkpoint")))
+    };
+    if get("format")? != FORMAT {
+        return Err(mismatch(format!(
+            "format is `{}`, expected `{FORMAT}`",
+            get("format")?
+        )));
+    }
+    if get("format_version")? != FORMAT_VERSION {
+        return Err(mismatch(format!(
+            "checkpoint format version {} is not {FORMAT_VERSION}",
+            get("format_version")?
+        )));
+    }
+    let encoding_version: u32 = get("encoding_version")?
+        .parse()
+        .map_err(|_| mismatch("bad encoding_version".into()))?;
+    if encoding_version != ENCODING_VERSION {
+        return Err(mismatch(format!(
+            "written with input encoding version {encoding_version}, this build uses version {ENCODING_VERSION}"
+        )));
+    }
+    let net: NetConfig = serde_json::from_str(&get("net")?)
+        .map_err(|e| mismatch(format!("bad network config: {e}")))?;
+    let train: TrainConfig = serde_json::from_str(&get("train")?)
+        .map_err(|e| mismatch(format!("bad training config: {e}")))?;
+    let step: u64 = get("step")?
+        .parse()
+        .map_err(|_| mismatch("bad step".into()))?;
+    let extra = meta
+        .into_iter()
+        .filter(|(k, _)| {
+            ![
+                "format",
+                "format_version",
+                "encoding_version",
+                "net",
+                "preset",
+                "train",
+                "step",
+            ]
+            .contains(&k.as_str())
+        })
+        .collect();
+    Ok(CheckpointInfo {
+        net,
+        train,
+        step,
+        encoding_version,
+        extra,
+    })
+}
+
+/// Reads only the metadata.
+pub fn info(path: &Path) -> Result<CheckpointInfo, CheckpointError> {
+    let bytes = read(path)?;
+    parse_info(path, &bytes)
+}
+
+/// Loads a checkpoint into a new [`Trainer`] on `device`. With `expected`,
+/// a different network shape is an error.
+pub fn load(
+    path: &Path,
+    expected: Option<NetConfig>,
+    device: Device,
+) -> Result<(Trainer, CheckpointInfo), CheckpointError> {
+    let bytes = read(path)?;
+    let info = parse_info(path, &bytes)?;
+    let mismatch = |why: String| CheckpointError::Mismatch {
+        path: path.to_path_buf(),
+        why,
+    };
+    if let Some(e) = expected {
+        if e != info.net {
+            return Err(mismatch(format!(
+                "network is {} ({:?}), expected {} ({:?})",
+                info.net, info.net, e, e
+            )));
+        }
+    }
+    let tensors = SafeTensors::deserialize(&bytes).map_err(|e| CheckpointError::Corrupt {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    let mut trainer = Trainer::new(info.net, info.train.clone(), device, 0);
+    trainer.step = info.step;
+    let fetch = |name: &str, target: &Tensor| -> Result<Tensor, CheckpointError> {
+        let view = tensors
+            .tensor(name)
+            .map_err(|_| mismatch(format!("tensor `{name}` is missing")))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(mismatch(format!(
+                "tensor `{name}` is {:?}, expected F32",
+                view.dtype()
+            )));
+        }
+        let shape: Vec<i64> = view.shape().iter().map(|&d| d as i64).collect();
+        if shape != target.size() {
+            return Err(mismatch(format!(
+                "tensor `{name}` has shape {:?}, expected {:?}",
+                shape,
+                target.size()
+            )));
+        }
+        let values: Vec<f32> = view
+            .data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if values.iter().any(|v| !v.is_finite()) {
+            return Err(mismatch(format!(
+                "tensor `{name}` holds NaN or infinite values"
+            )));
+        }
+        Ok(Tensor::from_slice(&values)
+            .view(shape.as_slice())
+            .to_device(device))
+    };
+    let expected_names = trainer.vs.variables().len() + 2 * trainer.moments.len();
+    if tensors.len() != expected_names {
+        return Err(mismatch(format!(
+            "holds {} tensors, this network has {expected_names}",
+            tensors.len()
+        )));
+    }
+    tch::no_grad(|| -> Result<(), CheckpointError> {
+        for (name, mut var) in trainer.vs.variables() {
+            let value = fetch(&format!("net/{name}"), &var)?;
+            var.copy_(&value);
+        }
+        for (name, m, v) in trainer.moments.iter_mut() {
+            let vm = fetch(&format!("opt/{name}/m"), m)?;
+            m.copy_(&vm);
+            let vv = fetch(&format!("opt/{name}/v"), v)?;
+            v.copy_(&vv);
+        }
+        Ok(())
+    })?;
+    Ok((trainer, info))
+}

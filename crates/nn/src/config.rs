@@ -1,0 +1,84 @@
+//! Network shapes, with named presets in KataGo's style (`b6c64`: 6 residual
+//! blocks of 64 channels).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks in the tower.
+    pub blocks: usize,
+    /// Channels of every tower convolution.
+    pub channels: i64,
+    /// Channels of the policy head's hidden 1x1 convolution.
+    pub policy_channels: i64,
+    /// Channels of the value head's 1x1 convolution.
+    pub value_channels: i64,
+    /// Width of the value head's hidden fully connected layer.
+    pub value_hidden: i64,
+}
+
+impl Default for NetConfig {
+    /// The `b6c64` preset.
+    fn default() -> NetConfig {
+        NetConfig::preset(6, 64)
+    }
+}
+
+impl NetConfig {
+    /// Heads scale with the tower but stay small: the board has 49 cells.
+    pub fn preset(blocks: usize, channels: i64) -> NetConfig {
+        NetConfig {
+            blocks,
+            channels,
+            policy_channels: (channels / 2).clamp(16, 64),
+            value_channels: (channels / 8).clamp(4, 16),
+            value_hidden: (channels * 2).clamp(32, 256),
+        }
+    }
+
+    /// Parses a preset name `b<blocks>c<channels>` such as `b4c32`, `b6c64`.
+    pub fn parse_preset(name: &str) -> Result<NetConfig, String> {
+        let bad = || {
+            format!("unknown network preset `{name}`: expected b<blocks>c<channels>, e.g. b2c16, b4c32, b6c64, b10c128")
+        };
+        let rest = name.strip_prefix('b').ok_or_else(bad)?;
+        let (b, c) = rest.split_once('c').ok_or_else(bad)?;
+        let blocks: usize = b.parse().map_err(|_| bad())?;
+        let channels: i64 = c.parse().map_err(|_| bad())?;
+        if !(1..=40).contains(&blocks) || !(4..=512).contains(&channels) {
+            return Err(format!(
+                "network preset `{name}`: blocks must be 1..=40 and channels 4..=512"
+            ));
+        }
+        Ok(NetConfig::preset(blocks, channels))
+    }
+
+    /// Multiply-adds x2 for one position's forward pass (convolutions and
+    /// linear layers; batch norm and activations are not counted).
+    pub fn flops_per_position(&self) -> f64 {
+        let cells = crate::encoding::GRID as f64;
+        let conv = |cin: i64, cout: i64, k: i64| 2.0 * (cin * cout * k * k) as f64 * cells;
+        let c = self.channels;
+        let mut f = conv(crate::encoding::INPUT_PLANES as i64, c, 3);
+        f += self.blocks as f64 * 2.0 * conv(c, c, 3);
+        f += conv(c, self.policy_channels, 1)
+            + conv(
+                self.policy_channels,
+                crate::encoding::POLICY_PLANES as i64,
+                1,
+            );
+        f += conv(c, self.value_channels, 1);
+        f += 2.0
+            * (self.value_channels as f64 * cells * self.value_hidden as f64
+                + self.value_hidden as f64 * 3.0);
+        f
+    }
+}
+
+impl fmt::Display for NetConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "b{}c{}", self.blocks, self.channels)
+    }
+}

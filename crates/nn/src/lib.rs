@@ -1,0 +1,66 @@
+//! The policy/value network on libtorch through `tch`: the input encoding and
+//! policy index space ([`encoding`]), the residual network ([`model`]) and its
+//! inference form with folded batch norm ([`inference`]), the training step
+//! ([`train`]), checkpoints ([`checkpoint`]), and the batching evaluator that
+//! serves tree searches on many threads from one inference thread
+//! ([`evaluator`]).
+//!
+//! Threads: tch tensors are not `Sync`, so exactly one thread owns an
+//! [`inference::InferenceNet`]; others talk to it over a channel. Call
+//! [`set_threads`] once at start-up to fix libtorch's intra-op pool.
+
+pub mod bench;
+pub mod checkpoint;
+pub mod config;
+pub mod encoding;
+pub mod inference;
+pub mod model;
+pub mod sample;
+pub mod train;
+// evaluator: enabled once halatafl-mcts builds
+
+pub use config::NetConfig;
+pub use inference::{InferenceNet, Precision};
+pub use sample::{Batch, Sample};
+pub use train::{Losses, LrSchedule, OptimizerKind, TrainConfig, Trainer};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum DeviceError {
+    #[error("unknown device `{0}`: expected cpu, cuda or cuda:N")]
+    Unknown(String),
+    #[error("device `{0}` was asked for but no CUDA GPU is available to libtorch")]
+    NoCuda(String),
+}
+
+/// Parses `cpu`, `cuda`, `cuda:N`; `auto` takes CUDA when present.
+pub fn parse_device(text: &str) -> Result<tch::Device, DeviceError> {
+    match text {
+        "cpu" => Ok(tch::Device::Cpu),
+        "auto" => Ok(tch::Device::cuda_if_available()),
+        "cuda" | "gpu" => {
+            if tch::Cuda::is_available() {
+                Ok(tch::Device::Cuda(0))
+            } else {
+                Err(DeviceError::NoCuda(text.into()))
+            }
+        }
+        t => match t
+            .strip_prefix("cuda:")
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) if tch::Cuda::is_available() && (n as i64) < tch::Cuda::device_count() => {
+                Ok(tch::Device::Cuda(n))
+            }
+            Some(_) => Err(DeviceError::NoCuda(text.into())),
+            None => Err(DeviceError::Unknown(text.into())),
+        },
+    }
+}
+
+/// Sets libtorch's intra-op thread count (per process) and one inter-op
+/// thread: this project parallelises across games itself.
+pub fn set_threads(intra_op: usize) {
+    tch::set_num_threads(intra_op.max(1) as i32);
+}

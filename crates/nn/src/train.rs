@@ -1,0 +1,263 @@
+//! The training step: policy cross-entropy + value cross-entropy + L2 (as in
+//! AlphaZero, Silver et al. 2018: l = -pi^T log p + CE(z, v) + c ||theta||^2),
+//! with SGD+Nesterov momentum or Adam, a learning-rate schedule, and gradient
+//! clipping by global norm. The optimizer is written here over the var store's
+//! tensors (a few lines each) so that its state can be saved in checkpoints.
+
+use crate::config::NetConfig;
+use crate::model::PolicyValueNet;
+use crate::sample::Batch;
+use serde::{Deserialize, Serialize};
+use tch::{nn, Device, Kind, Tensor};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    Sgd,
+    Adam,
+}
+
+/// Learning rate over steps: linear warm-up, then constant, step decay or cosine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum LrSchedule {
+    Constant,
+    /// Multiply by `gamma` at each step in `milestones`.
+    Step {
+        milestones: Vec<u64>,
+        gamma: f64,
+    },
+    /// Cosine from the base rate to `min_lr` over `total_steps`.
+    Cosine {
+        total_steps: u64,
+        min_lr: f64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// `sgd` (Nesterov momentum) or `adam`.
+    pub optimizer: OptimizerKind,
+    /// Base learning rate.
+    pub lr: f64,
+    /// SGD momentum, or Adam's beta1.
+    pub momentum: f64,
+    /// Adam's beta2.
+    pub beta2: f64,
+    /// L2 coefficient c on convolution and linear weights (not biases or norms).
+    pub l2: f64,
+    /// Weight of the value loss against the policy loss.
+    pub value_weight: f64,
+    /// Clip the global gradient norm to this (0: no clipping).
+    pub grad_clip: f64,
+    /// Linear warm-up steps.
+    pub warmup_steps: u64,
+    pub schedule: LrSchedule,
+}
+
+impl Default for TrainConfig {
+    fn default() -> TrainConfig {
+        TrainConfig {
+            optimizer: OptimizerKind::Adam,
+            lr: 2e-3,
+            momentum: 0.9,
+            beta2: 0.999,
+            l2: 1e-4,
+            value_weight: 1.0,
+            grad_clip: 5.0,
+            warmup_steps: 50,
+            schedule: LrSchedule::Constant,
+        }
+    }
+}
+
+impl TrainConfig {
+    pub fn lr_at(&self, step: u64) -> f64 {
+        let base = match &self.schedule {
+            LrSchedule::Constant => self.lr,
+            LrSchedule::Step { milestones, gamma } => {
+                self.lr * gamma.powi(milestones.iter().filter(|&&m| step >= m).count() as i32)
+            }
+            LrSchedule::Cosine {
+                total_steps,
+                min_lr,
+            } => {
+                let t = (step as f64 / (*total_steps).max(1) as f64).min(1.0);
+                min_lr + 0.5 * (self.lr - min_lr) * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+        };
+        if self.warmup_steps > 0 && step < self.warmup_steps {
+            base * (step + 1) as f64 / self.warmup_steps as f64
+        } else {
+            base
+        }
+    }
+}
+
+/// Loss components of one step (means over the batch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Losses {
+    pub policy: f64,
+    pub value: f64,
+    pub l2: f64,
+    pub total: f64,
+    /// Global gradient norm before clipping.
+    pub grad_norm: f64,
+    pub lr: f64,
+}
+
+/// A network with its optimizer state.
+pub struct Trainer {
+    pub vs: nn::VarStore,
+    pub net: PolicyValueNet,
+    pub config: TrainConfig,
+    /// Steps taken so far (drives the schedule and Adam's bias correction).
+    pub step: u64,
+    /// Per trainable variable, by name: first and second moment buffers.
+    pub(crate) moments: Vec<(String, Tensor, Tensor)>,
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("net", &self.net.config)
+            .field("step", &self.step)
+            .finish()
+    }
+}
+
+impl Trainer {
+    /// A freshly initialised network. `seed` fixes the initial weights.
+    pub fn new(net_config: NetConfig, config: TrainConfig, device: Device, seed: u64) -> Trainer {
+        tch::manual_seed(seed as i64);
+        let vs = nn::VarStore::new(device);
+        let net = PolicyValueNet::new(&vs.root(), net_config);
+        let mut t = Trainer {
+            vs,
+            net,
+            config,
+            step: 0,
+            moments: Vec::new(),
+        };
+        t.reset_moments();
+        t
+    }
+
+    pub(crate) fn reset_moments(&mut self) {
+        let mut vars: Vec<(String, Tensor)> = self
+            .vs
+            .variables()
+            .into_iter()
+            .filter(|(_, t)| t.requires_grad())
+            .collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        self.moments = vars
+            .into_iter()
+            .map(|(n, t)| (n, t.zeros_like(), t.zeros_like()))
+            .collect();
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// Trainable variables by name, in name order (matches `moments`).
+    fn named_trainables(&self) -> Vec<(String, Tensor)> {
+        let mut vars: Vec<(String, Tensor)> = self
+            .vs
+            .variables()
+            .into_iter()
+            .filter(|(_, t)| t.requires_grad())
+            .collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        vars
+    }
+
+    /// Loss terms for a batch without updating anything.
+    pub fn losses(&self, batch: &Batch, train: bool) -> (Tensor, Tensor, Tensor) {
+        let (policy_logits, value_logits) = self.net.forward_t(&batch.planes, train);
+        let logp = batch.move_log_probs(&policy_logits);
+        let policy_loss = -(&batch.policy * logp)
+            .sum_dim_intlist(1, false, Kind::Float)
+            .mean(Kind::Float);
+        let value_logp = value_logits.log_softmax(1, Kind::Float);
+        let value_loss = -(&batch.wdl * value_logp)
+            .sum_dim_intlist(1, false, Kind::Float)
+            .mean(Kind::Float);
+        let mut l2 = Tensor::zeros([], (Kind::Float, self.device()));
+        for (name, t) in self.named_trainables() {
+            if name.ends_with(".weight") && t.dim() > 1 {
+                l2 = l2 + t.pow_tensor_scalar(2).sum(Kind::Float);
+            }
+        }
+        (policy_loss, value_loss, l2 * self.config.l2)
+    }
+
+    /// One optimisation step on `batch`.
+    pub fn train_step(&mut self, batch: &Batch) -> Losses {
+        let (policy_loss, value_loss, l2) = self.losses(batch, true);
+        let total = &policy_loss + &value_loss * self.config.value_weight + &l2;
+        let vars = self.named_trainables();
+        for (_, t) in &vars {
+            let mut g = t.grad();
+            if g.defined() {
+                let _ = g.zero_();
+            }
+        }
+        total.backward();
+        let lr = self.config.lr_at(self.step);
+        let grad_norm = tch::no_grad(|| {
+            let mut sq = 0f64;
+            for (_, t) in &vars {
+                let g = t.grad();
+                if g.defined() {
+                    sq += g.pow_tensor_scalar(2).sum(Kind::Float).double_value(&[]);
+                }
+            }
+            let norm = sq.sqrt();
+            let clip = if self.config.grad_clip > 0.0 && norm > self.config.grad_clip {
+                self.config.grad_clip / norm
+            } else {
+                1.0
+            };
+            self.step += 1;
+            let t_step = self.step as f64;
+            for ((_, var), (_, m, v)) in vars.iter().zip(self.moments.iter_mut()) {
+                let g = var.grad();
+                if !g.defined() {
+                    continue;
+                }
+                let g = g * clip;
+                let mut var = var.shallow_clone();
+                match self.config.optimizer {
+                    OptimizerKind::Sgd => {
+                        let mu = self.config.momentum;
+                        let _ = m.g_mul_scalar_(mu).g_add_(&g);
+                        // Nesterov: step along g + mu * buf.
+                        let _ = var.g_sub_(&((&g + &*m * mu) * lr));
+                    }
+                    OptimizerKind::Adam => {
+                        let (b1, b2) = (self.config.momentum, self.config.beta2);
+                        let _ = m.g_mul_scalar_(b1).g_add_(&(&g * (1.0 - b1)));
+                        let _ = v
+                            .g_mul_scalar_(b2)
+                            .g_add_(&(g.pow_tensor_scalar(2) * (1.0 - b2)));
+                        let m_hat = &*m / (1.0 - b1.powf(t_step));
+                        let v_hat = &*v / (1.0 - b2.powf(t_step));
+                        let _ = var.g_sub_(&(m_hat / (v_hat.sqrt() + 1e-8) * lr));
+                    }
+                }
+            }
+            norm
+        });
+        Losses {
+            policy: policy_loss.double_value(&[]),
+            value: value_loss.double_value(&[]),
+            l2: l2.double_value(&[]),
+            total: total.double_value(&[]),
+            grad_norm,
+            lr,
+        }
+    }
+}
