@@ -21,7 +21,7 @@ if [ ! -f "$cache/.complete" ]; then
   "$cache/bin/python" -m pip install --disable-pip-version-check --no-input -q "torch==$TORCH_VERSION"
   touch "$cache/.complete"
 fi
-torch_dir=$("$cache/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+torch_dir=$("$cache/bin/python" -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
 if [ "$(readlink "$root/.libtorch" 2>/dev/null)" != "$torch_dir" ]; then
   ln -sfn "$torch_dir" "$root/.libtorch"
 fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The project's test command: sets up libtorch (once, cached under ~/.cache),
+# builds everything in release mode and runs the whole test suite.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+./scripts/setup-torch.sh
+cargo build --release --workspace --all-targets
+cargo test --release --workspace
