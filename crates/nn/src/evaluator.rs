@@ -31,7 +31,12 @@ pub struct EvaluatorConfig {
 
 impl Default for EvaluatorConfig {
     fn default() -> EvaluatorConfig {
-        EvaluatorConfig { max_batch: 256, max_wait: Duration::from_micros(500), cache_entries: 1 << 18, threads: 1 }
+        EvaluatorConfig {
+            max_batch: 256,
+            max_wait: Duration::from_micros(500),
+            cache_entries: 1 << 18,
+            threads: 1,
+        }
     }
 }
 
@@ -102,7 +107,10 @@ fn cache_key(leaf: &TwoFoxesLeaf) -> u64 {
 
 impl NetEvaluator {
     /// Starts the inference thread; `make_net` runs on it.
-    pub fn start(make_net: impl FnOnce() -> InferenceNet + Send + 'static, config: EvaluatorConfig) -> NetEvaluator {
+    pub fn start(
+        make_net: impl FnOnce() -> InferenceNet + Send + 'static,
+        config: EvaluatorConfig,
+    ) -> NetEvaluator {
         let (sender, receiver) = mpsc::channel::<Request>();
         let positions_run = std::sync::Arc::new(AtomicU64::new(0));
         let batches_run = std::sync::Arc::new(AtomicU64::new(0));
@@ -115,10 +123,16 @@ impl NetEvaluator {
                 inference_loop(net, receiver, config, &pr, &br);
             })
             .expect("spawn inference thread");
-        let shard_slots = if config.cache_entries == 0 { 0 } else { config.cache_entries.div_ceil(SHARDS) };
+        let shard_slots = if config.cache_entries == 0 {
+            0
+        } else {
+            config.cache_entries.div_ceil(SHARDS)
+        };
         NetEvaluator {
             sender: Mutex::new(sender),
-            shards: (0..SHARDS).map(|_| Mutex::new((0..shard_slots).map(|_| None).collect())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new((0..shard_slots).map(|_| None).collect()))
+                .collect(),
             slots_per_shard: shard_slots,
             lookups: AtomicU64::new(0),
             hits: AtomicU64::new(0),
@@ -154,7 +168,11 @@ impl NetEvaluator {
             Some(e) if e.key == key && e.priors.len() == priors.len() => {
                 priors.copy_from_slice(&e.priors);
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                Some(Wdl { win: e.wdl[0], draw: e.wdl[1], loss: e.wdl[2] })
+                Some(Wdl {
+                    win: e.wdl[0],
+                    draw: e.wdl[1],
+                    loss: e.wdl[2],
+                })
             }
             _ => None,
         }
@@ -166,7 +184,11 @@ impl NetEvaluator {
         }
         let (shard, slot) = self.slot(key);
         let mut guard = self.shards[shard].lock().expect("cache lock");
-        guard[slot] = Some(CacheEntry { key, wdl, priors: priors.into() });
+        guard[slot] = Some(CacheEntry {
+            key,
+            wdl,
+            priors: priors.into(),
+        });
     }
 
     /// Runs the network on raw planes (no cache): for benchmarks and tests.
@@ -175,7 +197,11 @@ impl NetEvaluator {
         self.sender
             .lock()
             .expect("sender lock")
-            .send(Request { planes, count, reply })
+            .send(Request {
+                planes,
+                count,
+                reply,
+            })
             .expect("inference thread alive");
         answer.recv().expect("inference thread answers")
     }
@@ -184,7 +210,13 @@ impl NetEvaluator {
     pub fn evaluate_position(&self, position: &Position, repetitions: u8) -> (Vec<f32>, Wdl) {
         let mut batch = LeafBatch::<Game>::new();
         let moves = position.legal_moves();
-        batch.push(TwoFoxesLeaf { position: *position, repetitions }, &moves);
+        batch.push(
+            TwoFoxesLeaf {
+                position: *position,
+                repetitions,
+            },
+            &moves,
+        );
         let mut out = Evaluations::new();
         out.prepare(&batch);
         self.evaluate(&batch, &mut out);
@@ -203,7 +235,13 @@ impl Drop for NetEvaluator {
     }
 }
 
-fn inference_loop(net: InferenceNet, receiver: Receiver<Request>, config: EvaluatorConfig, positions: &AtomicU64, batches: &AtomicU64) {
+fn inference_loop(
+    net: InferenceNet,
+    receiver: Receiver<Request>,
+    config: EvaluatorConfig,
+    positions: &AtomicU64,
+    batches: &AtomicU64,
+) {
     let mut pending: Vec<Request> = Vec::new();
     let mut planes: Vec<f32> = Vec::new();
     while let Ok(first) = receiver.recv() {
@@ -258,16 +296,35 @@ impl Evaluator<Game> for NetEvaluator {
         let mut planes = vec![0f32; misses.len() * INPUT_SIZE];
         for (k, &(i, _)) in misses.iter().enumerate() {
             let leaf = batch.leaf(i);
-            encode_into(&leaf.position, leaf.repetitions as usize, &mut planes[k * INPUT_SIZE..(k + 1) * INPUT_SIZE]);
+            encode_into(
+                &leaf.position,
+                leaf.repetitions as usize,
+                &mut planes[k * INPUT_SIZE..(k + 1) * INPUT_SIZE],
+            );
         }
         let result = self.run_planes(planes, misses.len());
         let mut logits = Vec::new();
         for (k, &(i, key)) in misses.iter().enumerate() {
-            move_logits(&result.policy[k * POLICY_SIZE..(k + 1) * POLICY_SIZE], batch.moves(i), &mut logits);
+            move_logits(
+                &result.policy[k * POLICY_SIZE..(k + 1) * POLICY_SIZE],
+                batch.moves(i),
+                &mut logits,
+            );
             softmax_in_place(&mut logits);
             out.priors_mut(i).copy_from_slice(&logits);
-            let w = [result.wdl[k * 3], result.wdl[k * 3 + 1], result.wdl[k * 3 + 2]];
-            out.set_value(i, Wdl { win: w[0], draw: w[1], loss: w[2] });
+            let w = [
+                result.wdl[k * 3],
+                result.wdl[k * 3 + 1],
+                result.wdl[k * 3 + 2],
+            ];
+            out.set_value(
+                i,
+                Wdl {
+                    win: w[0],
+                    draw: w[1],
+                    loss: w[2],
+                },
+            );
             self.store(key, &logits, w);
         }
     }

@@ -9,17 +9,20 @@
 //! [`inference::InferenceNet`]; others talk to it over a channel. Call
 //! [`set_threads`] once at start-up to fix libtorch's intra-op pool.
 
+pub mod agent;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod encoding;
+pub mod evaluator;
 pub mod inference;
 pub mod model;
 pub mod sample;
 pub mod train;
-// evaluator: enabled once halatafl-mcts builds
 
+pub use agent::{build_net_agent, NetRegistry};
 pub use config::NetConfig;
+pub use evaluator::{EvaluatorConfig, NetEvaluator};
 pub use inference::{InferenceNet, Precision};
 pub use sample::{Batch, Sample};
 pub use train::{Losses, LrSchedule, OptimizerKind, TrainConfig, Trainer};

@@ -198,3 +198,69 @@ fn folded_inference_matches_training_graph_and_bf16_is_close() {
     let _ = Tensor::zeros([1], (Kind::Float, Device::Cpu));
     let _ = INPUT_SIZE;
 }
+
+#[test]
+fn batching_evaluator_answers_each_caller_its_own_position() {
+    use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf};
+    use halatafl_nn::{EvaluatorConfig, NetEvaluator};
+    use std::sync::Arc;
+    let mut t = trainer(4);
+    let data = samples(64, 4);
+    let refs: Vec<&Sample> = data.iter().collect();
+    let batch = Batch::new(&refs, Device::Cpu);
+    for _ in 0..10 {
+        t.train_step(&batch); // distinct outputs for distinct positions
+    }
+    let reference = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
+    let expected: Vec<(Vec<f32>, Vec<f32>)> = data
+        .iter()
+        .map(|s| outputs(&reference, &[s.position]))
+        .collect();
+    let served = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
+    let config = EvaluatorConfig {
+        max_batch: 32,
+        cache_entries: 0,
+        ..Default::default()
+    };
+    let evaluator = Arc::new(NetEvaluator::start(move || served, config));
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let evaluator = evaluator.clone();
+            let data = &data;
+            let expected = &expected;
+            scope.spawn(move || {
+                for round in 0..8 {
+                    let i = (thread * 16 + round * 5) % data.len();
+                    let s = &data[i];
+                    let moves = s.position.legal_moves();
+                    let mut b = LeafBatch::<Game>::new();
+                    b.push(
+                        TwoFoxesLeaf {
+                            position: s.position,
+                            repetitions: 1,
+                        },
+                        &moves,
+                    );
+                    let mut out = Evaluations::new();
+                    out.prepare(&b);
+                    evaluator.evaluate(&b, &mut out);
+                    let v = out.value(0);
+                    let w = &expected[i].1;
+                    assert!(
+                        (v.win - w[0]).abs() < 1e-4 && (v.loss - w[2]).abs() < 1e-4,
+                        "thread {thread} got another position's value"
+                    );
+                    let mut logits = Vec::new();
+                    halatafl_nn::encoding::move_logits(&expected[i].0, &moves, &mut logits);
+                    halatafl_nn::encoding::softmax_in_place(&mut logits);
+                    for (a, b) in logits.iter().zip(out.priors(0)) {
+                        assert!((a - b).abs() < 1e-4);
+                    }
+                }
+            });
+        }
+    });
+    let stats = evaluator.stats();
+    assert_eq!(stats.positions_run, 32);
+    assert!(stats.batches_run <= 32);
+}

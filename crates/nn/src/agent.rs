@@ -1,0 +1,152 @@
+//! Network agents: `net:ckpt=PATH,sims=N` (MCTS guided by the network) and
+//! `net:ckpt=PATH,sims=0` (the raw policy: the move with the highest prior).
+//! Agents built from the same checkpoint share one [`NetEvaluator`] through a
+//! [`NetRegistry`], so parallel arena games batch into one inference thread.
+
+use crate::checkpoint;
+use crate::evaluator::{EvaluatorConfig, NetEvaluator};
+use crate::inference::{InferenceNet, Precision};
+use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
+use halatafl_mcts::{from_spec, Evaluator, MctsAgent};
+use halatafl_rules::Game;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Options of `net:` besides the `mcts:` ones.
+pub const NET_OPTIONS: &[(&str, &str)] = &[
+    (
+        "ckpt",
+        "checkpoint file (.safetensors) written by `halatafl train`",
+    ),
+    (
+        "sims",
+        "simulations per move; 0 plays the raw policy (default 0)",
+    ),
+    ("device", "cpu (default), cuda, cuda:N or auto"),
+    ("precision", "f32 (default) or bf16 inference"),
+];
+
+pub fn net_forms() -> String {
+    "net:ckpt=PATH[,sims=N][,device=cpu|cuda][,precision=f32|bf16][,any mcts option]".to_string()
+}
+
+/// Shares evaluators between agents of the same checkpoint, device and precision.
+#[derive(Default)]
+pub struct NetRegistry {
+    evaluators: Mutex<HashMap<String, Arc<NetEvaluator>>>,
+    pub config: EvaluatorConfig,
+}
+
+impl NetRegistry {
+    pub fn new(config: EvaluatorConfig) -> NetRegistry {
+        NetRegistry {
+            evaluators: Mutex::new(HashMap::new()),
+            config,
+        }
+    }
+
+    /// The shared evaluator of a checkpoint, loading it on first use.
+    pub fn evaluator(
+        &self,
+        ckpt: &Path,
+        device: &str,
+        precision: Precision,
+    ) -> Result<Arc<NetEvaluator>, String> {
+        let key = format!("{}|{device}|{precision:?}", ckpt.display());
+        let mut map = self.evaluators.lock().expect("registry lock");
+        if let Some(e) = map.get(&key) {
+            return Ok(e.clone());
+        }
+        let device = crate::parse_device(device).map_err(|e| e.to_string())?;
+        let (trainer, _) = checkpoint::load(ckpt, None, device).map_err(|e| e.to_string())?;
+        let net = InferenceNet::new(&trainer.net, precision, device);
+        let evaluator = Arc::new(NetEvaluator::start(move || net, self.config));
+        map.insert(key, evaluator.clone());
+        Ok(evaluator)
+    }
+
+    /// Drops every shared evaluator (their threads end when the last agent goes).
+    pub fn clear(&self) {
+        self.evaluators.lock().expect("registry lock").clear();
+    }
+}
+
+/// Builds a `net:` agent.
+pub fn build_net_agent(
+    spec: &AgentSpec,
+    seed: u64,
+    registry: &NetRegistry,
+) -> Result<Box<dyn Agent>, SpecError> {
+    let ckpt: String = spec.get("ckpt")?.ok_or_else(|| SpecError::Syntax {
+        spec: spec.to_string(),
+        why: "`ckpt=PATH` is required".into(),
+        forms: net_forms(),
+    })?;
+    let sims: u32 = spec.get_or("sims", 0)?;
+    let device: String = spec.get_or("device", "cpu".to_string())?;
+    let precision: Precision = spec.get_or("precision", Precision::F32)?;
+    let evaluator = registry
+        .evaluator(Path::new(&ckpt), &device, precision)
+        .map_err(|why| SpecError::Build {
+            spec: spec.to_string(),
+            why,
+        })?;
+    if sims == 0 {
+        let mut known: Vec<&str> = NET_OPTIONS.iter().map(|(k, _)| *k).collect();
+        known.push("sims");
+        spec.check_keys(&known)?;
+        return Ok(Box::new(PolicyAgent {
+            spec: spec.to_string(),
+            evaluator,
+        }));
+    }
+    let extra: Vec<&str> = NET_OPTIONS
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| *k != "sims")
+        .collect();
+    let parsed = from_spec(spec, &extra)?;
+    let evaluator: Arc<dyn Evaluator<Game>> = evaluator;
+    let mut agent = MctsAgent::new(spec.to_string(), parsed.config, evaluator);
+    agent.new_game(seed);
+    Ok(Box::new(agent))
+}
+
+/// Plays the move the network's policy likes best, with no search.
+pub struct PolicyAgent {
+    spec: String,
+    evaluator: Arc<NetEvaluator>,
+}
+
+impl Agent for PolicyAgent {
+    fn spec(&self) -> String {
+        self.spec.clone()
+    }
+
+    fn choose(&mut self, game: &Game, _budget: &Budget) -> Decision {
+        let position = game.position();
+        let moves = position.legal_moves();
+        let (priors, wdl) = self
+            .evaluator
+            .evaluate_position(position, game.repetitions() as u8);
+        let best = priors
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|(i, _)| i)
+            .expect("a position to move in has legal moves");
+        Decision {
+            mv: moves[best],
+            value: Some(wdl.q()),
+            info: SearchInfo {
+                depth: 0,
+                nodes: 1,
+                pv: vec![moves[best]],
+                extra: format!("prior {:.3}", priors[best]),
+            },
+        }
+    }
+
+    fn new_game(&mut self, _seed: u64) {}
+}
