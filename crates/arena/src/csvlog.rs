@@ -1,0 +1,150 @@
+//! The per-game CSV row and an atomic writer for any row type.
+//!
+//! Files are never left half-written: rows go to a temporary file in the
+//! same directory, which is synced and then renamed over the target.
+//! Appending copies the existing file into the temporary one first, so a
+//! trainer that appends evaluation games after every generation (with its own
+//! row type: these columns plus `generation`) gets the same guarantee.
+
+use crate::ArenaError;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One finished game, as one CSV row. `moves` holds the whole game from the
+/// variant's start position (opening plies included) in RULES.md notation,
+/// so `halatafl replay` can replay it; `opening_moves` is its random prefix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRow {
+    /// 1-based game number, in game order.
+    pub game: usize,
+    /// Index of the opening; each opening is played once with each agent on each side.
+    pub opening: usize,
+    /// The random opening plies (empty without `--openings`).
+    pub opening_moves: String,
+    /// Spec of the agent playing the foxes.
+    pub foxes: String,
+    /// Spec of the agent playing the geese.
+    pub geese: String,
+    /// `foxes`, `geese` or `draw`.
+    pub result: String,
+    /// The end rule: `pen-filled`, `no-moves`, `fewer-than-nine`, ...
+    pub reason: String,
+    /// Plies in the whole game, opening included.
+    pub plies: usize,
+    pub moves: String,
+    /// Thinking time of the foxes' agent over the game.
+    pub foxes_seconds: f64,
+    pub geese_seconds: f64,
+    /// The game's seed (agent seeds are derived from it).
+    pub seed: u64,
+    /// The variant, as `Variant`'s Display (`two-foxes`, `classic geese=13`).
+    pub variant: String,
+}
+
+impl GameRow {
+    /// The CSV header, in column order.
+    pub const COLUMNS: [&'static str; 13] = [
+        "game",
+        "opening",
+        "opening_moves",
+        "foxes",
+        "geese",
+        "result",
+        "reason",
+        "plies",
+        "moves",
+        "foxes_seconds",
+        "geese_seconds",
+        "seed",
+        "variant",
+    ];
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> ArenaError {
+    ArenaError::Io {
+        path: path.display().to_string(),
+        source: e,
+    }
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out.csv".into());
+    path.with_file_name(format!(".{name}.tmp{}", std::process::id()))
+}
+
+fn encode<T: Serialize>(rows: &[T], header: bool) -> Result<Vec<u8>, ArenaError> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(header)
+        .from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row)?;
+    }
+    w.into_inner()
+        .map_err(|e| ArenaError::Csv(e.into_error().into()))
+}
+
+fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    }
+    let temp = temp_path(path);
+    let result = (|| {
+        let mut f = fs::File::create(&temp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result.map_err(|e| io_error(path, e))
+}
+
+/// Writes `rows` (with a header line) to `path`, replacing it atomically.
+pub fn write_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), ArenaError> {
+    replace_atomically(path, &encode(rows, true)?)
+}
+
+/// Appends `rows` to the CSV at `path` (creating it with a header if it does
+/// not exist), atomically. The existing header must match the rows' columns.
+pub fn append_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), ArenaError> {
+    let fresh = encode(rows, true)?;
+    let old = match fs::read(path) {
+        Ok(bytes) if !bytes.is_empty() => bytes,
+        Ok(_) => return replace_atomically(path, &fresh),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return replace_atomically(path, &fresh)
+        }
+        Err(e) => return Err(io_error(path, e)),
+    };
+    let first_line = |b: &[u8]| {
+        let end = b.iter().position(|&c| c == b'\n').unwrap_or(b.len());
+        String::from_utf8_lossy(&b[..end]).trim_end().to_string()
+    };
+    if !rows.is_empty() && first_line(&old) != first_line(&fresh) {
+        return Err(ArenaError::HeaderMismatch {
+            path: path.display().to_string(),
+            found: first_line(&old),
+            expected: first_line(&fresh),
+        });
+    }
+    let mut bytes = old;
+    if !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(&encode(rows, false)?);
+    replace_atomically(path, &bytes)
+}
+
+/// Reads the game rows of a CSV written by [`write_csv_atomic`].
+pub fn read_game_rows(path: &Path) -> Result<Vec<GameRow>, ArenaError> {
+    let mut r = csv::Reader::from_path(path)?;
+    r.deserialize()
+        .map(|row| row.map_err(ArenaError::from))
+        .collect()
+}

@@ -1,0 +1,301 @@
+//! The match arena: games between agents, in parallel, logged to CSV, with
+//! the statistics that make the results trustworthy.
+//!
+//! A match of N games alternates sides: game 1 (and every odd game) has agent
+//! A on the foxes, game 2 swaps. With `openings = K`, each pair of games
+//! starts from the same seeded K-ply random opening, once with each agent on
+//! each side, so neither side's luck in the opening counts. Agents are made
+//! per game by a factory closure, so this crate knows no agent kinds and
+//! every game starts from fresh agents (`new_game(seed)` with the game's
+//! derived seed): a match is reproducible from its seed for depth-limited
+//! agents, whatever the thread count.
+
+pub mod csvlog;
+pub mod ratings;
+pub mod stats;
+mod summary;
+
+pub use csvlog::{append_csv_atomic, read_game_rows, write_csv_atomic, GameRow};
+pub use ratings::{fit_ratings, Rating};
+pub use summary::{MatchSummary, SideRecords};
+
+use halatafl_agent::{Agent, Budget, SpecError};
+use halatafl_rules::{Game, Side, Variant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use std::time::Instant;
+use thiserror::Error;
+
+/// Builds an agent from its spec and a seed.
+pub type AgentFactory<'a> = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync + 'a;
+
+#[derive(Debug, Error)]
+pub enum ArenaError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("game {game}, ply {ply}: agent `{spec}` returned the illegal move {mv} in {position}")]
+    IllegalMove {
+        game: usize,
+        ply: usize,
+        spec: String,
+        mv: String,
+        position: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("CSV: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("{path}: the existing header `{found}` differs from `{expected}`; not appending")]
+    HeaderMismatch {
+        path: String,
+        found: String,
+        expected: String,
+    },
+    #[error("could not build a pool of {threads} threads: {why}")]
+    Threads { threads: usize, why: String },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Settings of a match or tournament.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchConfig {
+    /// Games per match (per pair in a tournament).
+    pub games: usize,
+    /// Seed of the openings and of every agent's tie-breaks.
+    pub seed: u64,
+    /// Random plies before the agents take over (0: the start position).
+    pub openings: usize,
+    /// Worker threads; `None` uses rayon's global pool.
+    pub threads: Option<usize>,
+    /// The game played.
+    pub variant: Variant,
+    /// Budget passed to every `choose` (empty: each agent's spec decides).
+    pub budget: Budget,
+}
+
+impl Default for MatchConfig {
+    fn default() -> MatchConfig {
+        MatchConfig {
+            games: 100,
+            seed: 1,
+            openings: 0,
+            threads: None,
+            variant: Variant::two_foxes(),
+            budget: Budget::default(),
+        }
+    }
+}
+
+/// One game to play.
+#[derive(Clone, Debug)]
+pub struct GameJob {
+    pub game: usize,
+    pub opening: usize,
+    pub start: Game,
+    pub foxes: String,
+    pub geese: String,
+    pub seed: u64,
+}
+
+/// splitmix64 of `a` and `b`: independent-looking seeds from a base seed.
+pub fn derive_seed(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(0x632b_e59b_d9b4_e019);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A `plies`-ply random opening from the start of `variant`, reproducible from
+/// `seed`. Openings that end the game are redrawn.
+pub fn random_opening(variant: Variant, plies: usize, seed: u64) -> Game {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    loop {
+        let mut game = Game::start_of(variant);
+        while game.ply() < plies && game.outcome().is_none() {
+            let moves = game.position().legal_moves();
+            game.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+        if game.outcome().is_none() {
+            return game;
+        }
+    }
+}
+
+/// The games of a match between `a` and `b`, numbered from `first_game`.
+/// Game `first_game + i` uses opening `i / 2` and puts `a` on the foxes when
+/// `i` is even.
+pub fn match_jobs(a: &str, b: &str, config: &MatchConfig, first_game: usize) -> Vec<GameJob> {
+    let mut openings: Vec<Game> = Vec::new();
+    (0..config.games)
+        .map(|i| {
+            let opening = i / 2;
+            if openings.len() <= opening {
+                openings.push(if config.openings > 0 {
+                    random_opening(
+                        config.variant,
+                        config.openings,
+                        derive_seed(config.seed, opening as u64),
+                    )
+                } else {
+                    Game::start_of(config.variant)
+                });
+            }
+            let (foxes, geese) = if i % 2 == 0 { (a, b) } else { (b, a) };
+            let game = first_game + i;
+            GameJob {
+                game,
+                opening,
+                start: openings[opening].clone(),
+                foxes: foxes.to_string(),
+                geese: geese.to_string(),
+                seed: derive_seed(config.seed ^ 0x5eed, game as u64),
+            }
+        })
+        .collect()
+}
+
+/// Plays one game to its end. Each agent is made fresh by `factory` with a
+/// seed derived from the game's, and its thinking time is summed.
+pub fn play_game(
+    job: &GameJob,
+    factory: &AgentFactory,
+    budget: &Budget,
+) -> Result<GameRow, ArenaError> {
+    let seeds = [derive_seed(job.seed, 1), derive_seed(job.seed, 2)];
+    let mut foxes = factory(&job.foxes, seeds[0])?;
+    let mut geese = factory(&job.geese, seeds[1])?;
+    foxes.new_game(seeds[0]);
+    geese.new_game(seeds[1]);
+    let mut game = job.start.clone();
+    let mut seconds = [0.0f64; 2];
+    let outcome = loop {
+        if let Some(outcome) = game.outcome() {
+            break outcome;
+        }
+        let side = game.position().side();
+        let agent: &mut Box<dyn Agent> = match side {
+            Side::Foxes => &mut foxes,
+            Side::Geese => &mut geese,
+        };
+        let started = Instant::now();
+        let decision = agent.choose(&game, budget);
+        seconds[side as usize] += started.elapsed().as_secs_f64();
+        if !game.position().is_legal(decision.mv) {
+            return Err(ArenaError::IllegalMove {
+                game: job.game,
+                ply: game.ply() + 1,
+                spec: agent.spec(),
+                mv: decision.mv.to_string(),
+                position: game.position().to_string(),
+            });
+        }
+        game.play_unchecked(decision.mv);
+    };
+    Ok(GameRow {
+        game: job.game,
+        opening: job.opening,
+        opening_moves: job.start.moves_text(),
+        foxes: job.foxes.clone(),
+        geese: job.geese.clone(),
+        result: outcome.result_word().to_string(),
+        reason: outcome.reason.to_string(),
+        plies: game.ply(),
+        moves: game.moves_text(),
+        foxes_seconds: seconds[0],
+        geese_seconds: seconds[1],
+        seed: job.seed,
+        variant: job.start.position().variant().to_string(),
+    })
+}
+
+/// Plays every job in parallel (`threads` workers, or rayon's global pool)
+/// and returns the rows in job order. `progress` sees each row as it ends.
+pub fn play_games(
+    jobs: &[GameJob],
+    factory: &AgentFactory,
+    config: &MatchConfig,
+    progress: &(dyn Fn(&GameRow) + Sync),
+) -> Result<Vec<GameRow>, ArenaError> {
+    let run = || {
+        jobs.par_iter()
+            .map(|job| {
+                let row = play_game(job, factory, &config.budget)?;
+                progress(&row);
+                Ok(row)
+            })
+            .collect::<Result<Vec<GameRow>, ArenaError>>()
+    };
+    match config.threads {
+        None => run(),
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| ArenaError::Threads {
+                threads,
+                why: e.to_string(),
+            })?
+            .install(run),
+    }
+}
+
+/// A match: the games between `a` and `b` and their summary.
+pub fn run_match(
+    a: &str,
+    b: &str,
+    factory: &AgentFactory,
+    config: &MatchConfig,
+    progress: &(dyn Fn(&GameRow) + Sync),
+) -> Result<(Vec<GameRow>, MatchSummary), ArenaError> {
+    if config.games == 0 {
+        return Err(ArenaError::Config("a match needs at least one game".into()));
+    }
+    // Bad specs fail here, before any game starts.
+    factory(a, 0)?;
+    factory(b, 0)?;
+    let jobs = match_jobs(a, b, config, 1);
+    let rows = play_games(&jobs, factory, config, progress)?;
+    let summary = MatchSummary::from_match(a, b, &rows);
+    Ok((rows, summary))
+}
+
+/// A round robin: `config.games` games for every pair of `agents` (which must
+/// be distinct specs), numbered pair by pair; then maximum-likelihood ratings.
+pub fn run_tournament(
+    agents: &[String],
+    factory: &AgentFactory,
+    config: &MatchConfig,
+    progress: &(dyn Fn(&GameRow) + Sync),
+) -> Result<(Vec<GameRow>, Vec<Rating>), ArenaError> {
+    if agents.len() < 2 {
+        return Err(ArenaError::Config(
+            "a tournament needs at least two agents".into(),
+        ));
+    }
+    for (i, a) in agents.iter().enumerate() {
+        if agents[..i].contains(a) {
+            return Err(ArenaError::Config(format!("agent `{a}` is listed twice")));
+        }
+        factory(a, 0)?;
+    }
+    if config.games == 0 {
+        return Err(ArenaError::Config(
+            "a tournament needs at least one game per pair".into(),
+        ));
+    }
+    let mut jobs = Vec::new();
+    for i in 0..agents.len() {
+        for j in i + 1..agents.len() {
+            jobs.extend(match_jobs(&agents[i], &agents[j], config, jobs.len() + 1));
+        }
+    }
+    let rows = play_games(&jobs, factory, config, progress)?;
+    let ratings = ratings::ratings_from_rows(agents, &rows);
+    Ok((rows, ratings))
+}

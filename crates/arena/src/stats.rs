@@ -1,0 +1,151 @@
+//! Match statistics as pure functions.
+//!
+//! * Score: `s = (wins + draws / 2) / games`.
+//! * 95% interval on the score: the **Wilson score interval** (Wilson,
+//!   "Probable inference, the law of succession, and statistical inference",
+//!   JASA 22, 1927), with `z = 1.96`:
+//!   `(s + z²/2n ± z·sqrt(s(1-s)/n + z²/4n²)) / (1 + z²/n)`.
+//!   Chosen over the normal interval because it stays inside [0, 1] and is
+//!   sensible at s = 0 or 1 (a baseline often wins every game). Draws count
+//!   as half a point; since a draw's variance is below a coin flip's, the
+//!   interval is conservative when there are draws.
+//! * Elo difference from a score (logistic model): `D = -400·log10(1/s - 1)`;
+//!   its interval maps the score interval through the same increasing
+//!   function (infinite at s = 0 or 1).
+
+/// `z` of a two-sided 95% normal interval.
+pub const Z95: f64 = 1.959_963_984_540_054;
+
+/// Wins, draws and losses of one player (or one player on one side).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+}
+
+impl Record {
+    pub fn games(&self) -> u64 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// Adds one game: `result` is +1 win, 0 draw, -1 loss.
+    pub fn add(&mut self, result: i32) {
+        match result.signum() {
+            1 => self.wins += 1,
+            0 => self.draws += 1,
+            _ => self.losses += 1,
+        }
+    }
+
+    /// Points: a win 1, a draw 1/2.
+    pub fn points(&self) -> f64 {
+        self.wins as f64 + self.draws as f64 / 2.0
+    }
+
+    /// The score in [0, 1]; 0.5 for no games.
+    pub fn score(&self) -> f64 {
+        score(self.wins, self.draws, self.losses)
+    }
+
+    pub fn interval(&self) -> (f64, f64) {
+        wilson_interval(self.score(), self.games(), Z95)
+    }
+}
+
+/// `(wins + draws / 2) / games`, or 0.5 when no game was played.
+pub fn score(wins: u64, draws: u64, losses: u64) -> f64 {
+    let n = wins + draws + losses;
+    if n == 0 {
+        0.5
+    } else {
+        (wins as f64 + draws as f64 / 2.0) / n as f64
+    }
+}
+
+/// The Wilson score interval for score `s` over `n` games; (0, 1) for n = 0.
+pub fn wilson_interval(s: f64, n: u64, z: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let n = n as f64;
+    let z2 = z * z;
+    let denom = 1.0 + z2 / n;
+    let centre = (s + z2 / (2.0 * n)) / denom;
+    let half = z * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt() / denom;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Elo difference implied by a score: `-400 log10(1/s - 1)` (±infinity at 1 and 0).
+pub fn elo_from_score(s: f64) -> f64 {
+    if s <= 0.0 {
+        f64::NEG_INFINITY
+    } else if s >= 1.0 {
+        f64::INFINITY
+    } else {
+        -400.0 * (1.0 / s - 1.0).log10()
+    }
+}
+
+/// Expected score of a player `elo` points stronger: `1 / (1 + 10^(-elo/400))`.
+pub fn score_from_elo(elo: f64) -> f64 {
+    1.0 / (1.0 + 10f64.powf(-elo / 400.0))
+}
+
+/// The Elo difference and its 95% interval for a record.
+pub fn elo_with_interval(r: &Record) -> (f64, f64, f64) {
+    let (lo, hi) = r.interval();
+    (
+        elo_from_score(r.score()),
+        elo_from_score(lo),
+        elo_from_score(hi),
+    )
+}
+
+/// Formats an Elo value, `+inf`/`-inf` included.
+pub fn fmt_elo(elo: f64) -> String {
+    if elo.is_infinite() {
+        if elo > 0.0 {
+            "+inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{elo:+.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_by_hand() {
+        // 6 wins, 2 draws, 2 losses: 7 points of 10.
+        let r = Record {
+            wins: 6,
+            draws: 2,
+            losses: 2,
+        };
+        assert_eq!(r.games(), 10);
+        assert!((r.score() - 0.7).abs() < 1e-12);
+        // Wilson, z = 1.96, n = 10, s = 0.7:
+        // denom = 1.38416, centre = 0.89208 / 1.38416 = 0.644492,
+        // half = 1.96 * sqrt(0.021 + 0.009604) / 1.38416 = 0.247719.
+        let (lo, hi) = wilson_interval(0.7, 10, 1.96);
+        assert!((lo - 0.396773).abs() < 1e-5, "{lo}");
+        assert!((hi - 0.892211).abs() < 1e-5, "{hi}");
+        // -400 log10(3/7) = 147.19; -400 log10(1/3) = 190.85.
+        assert!((elo_from_score(0.7) - 147.1907).abs() < 1e-3);
+        assert!((elo_from_score(0.75) - 190.8485).abs() < 1e-3);
+        assert_eq!(elo_from_score(0.5), 0.0);
+        assert_eq!(elo_from_score(1.0), f64::INFINITY);
+        assert!((score_from_elo(elo_from_score(0.3)) - 0.3).abs() < 1e-12);
+        // A clean sweep: the interval reaches 1 but not 0.
+        let (lo, hi) = wilson_interval(1.0, 20, Z95);
+        assert!(hi == 1.0 && lo > 0.8 && lo < 0.85, "{lo}");
+        assert_eq!(score(0, 0, 0), 0.5);
+        assert_eq!(fmt_elo(f64::NEG_INFINITY), "-inf");
+        assert_eq!(fmt_elo(147.19), "+147");
+    }
+}
