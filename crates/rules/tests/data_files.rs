@@ -27,7 +27,12 @@ fn read_cases(name: &str, fields: usize) -> Vec<Case> {
             continue;
         }
         let parts: Vec<String> = line.split('|').map(|f| f.trim().to_string()).collect();
-        assert_eq!(parts.len(), fields, "{name}:{}: expected {fields} fields", i + 1);
+        assert_eq!(
+            parts.len(),
+            fields,
+            "{name}:{}: expected {fields} fields",
+            i + 1
+        );
         cases.push(Case {
             line: i + 1,
             fields: parts,
@@ -86,7 +91,10 @@ fn move_list_cases_match_engine_and_reference() {
         let mut sorted = expected.clone();
         sorted.sort();
         sorted.dedup();
-        assert_eq!(sorted, expected, "{at}: the moves field must be sorted and unique");
+        assert_eq!(
+            sorted, expected,
+            "{at}: the moves field must be sorted and unique"
+        );
 
         let engine = engine_position(variant, fen, &at);
         assert_eq!(engine_moves(&engine), expected, "{at}: engine moves");

@@ -334,7 +334,11 @@ pub fn apply(board: &Board, m: &RefMove) -> Board {
     }
     next.set(to, piece);
     let forward = piece == GOOSE && to.1 > from.1;
-    next.quiet = if m.jump || forward { 0 } else { board.quiet + 1 };
+    next.quiet = if m.jump || forward {
+        0
+    } else {
+        board.quiet + 1
+    };
     next.foxes_to_move = !board.foxes_to_move;
     next
 }
@@ -369,7 +373,11 @@ pub fn outcome(rules: &Rules, board: &Board) -> String {
         return o;
     }
     if legal_moves(rules, board).is_empty() {
-        let winner = if board.foxes_to_move { "geese" } else { "foxes" };
+        let winner = if board.foxes_to_move {
+            "geese"
+        } else {
+            "foxes"
+        };
         return format!("{winner} (no-moves)");
     }
     "ongoing".to_string()
