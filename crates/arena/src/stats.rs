@@ -110,6 +110,8 @@ pub fn fmt_elo(elo: f64) -> String {
         } else {
             "-inf".into()
         }
+    } else if elo.round() == 0.0 {
+        "+0".into()
     } else {
         format!("{elo:+.0}")
     }
@@ -147,5 +149,6 @@ mod tests {
         assert_eq!(score(0, 0, 0), 0.5);
         assert_eq!(fmt_elo(f64::NEG_INFINITY), "-inf");
         assert_eq!(fmt_elo(147.19), "+147");
+        assert_eq!(fmt_elo(-0.2), "+0");
     }
 }

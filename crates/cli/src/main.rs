@@ -1,5 +1,6 @@
 //! `halatafl`: the workbench's one command.
 
+mod agents;
 mod commands;
 mod variant_args;
 
@@ -21,6 +22,10 @@ enum Command {
     Perft(commands::perft::PerftArgs),
     Moves(commands::moves::MovesArgs),
     Replay(commands::replay::ReplayArgs),
+    Match(commands::match_cmd::MatchArgs),
+    Tournament(commands::tournament::TournamentArgs),
+    Train(commands::train::TrainArgs),
+    BenchNet(commands::bench_net::BenchNetArgs),
 }
 
 fn main() {
@@ -29,6 +34,10 @@ fn main() {
         Command::Perft(a) => commands::perft::run(a),
         Command::Moves(a) => commands::moves::run(a),
         Command::Replay(a) => commands::replay::run(a),
+        Command::Match(a) => commands::match_cmd::run(a),
+        Command::Tournament(a) => commands::tournament::run(a),
+        Command::Train(a) => commands::train::run(a),
+        Command::BenchNet(a) => commands::bench_net::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

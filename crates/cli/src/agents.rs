@@ -1,0 +1,38 @@
+//! Building agents from spec strings: the one place that knows every kind.
+
+use halatafl_agent::{Agent, AgentSpec, RandomAgent, SpecError};
+use halatafl_alphabeta::AlphaBeta;
+use halatafl_rules::Variant;
+
+/// The valid spec forms, shown with every spec error and in `--help`.
+pub const AGENT_FORMS: &str = "valid agent specs:
+  random                                  uniformly random legal moves
+  alphabeta[:depth=D][,ms=T][,tt=MiB]     alpha-beta search: D plies (1-100, default 6)
+                                          and/or T ms per move (iterative deepening),
+                                          table of MiB (default 16)
+                                          e.g. alphabeta:depth=6, alphabeta:ms=200
+  net:ckpt=PATH[,sims=N][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
+                                          a trained network: MCTS with N simulations
+                                          guided by it, or its raw policy with sims=0";
+
+/// Network agents of one process share one inference server per checkpoint.
+fn net_registry() -> &'static halatafl_nn::NetRegistry {
+    static REGISTRY: std::sync::OnceLock<halatafl_nn::NetRegistry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| halatafl_nn::NetRegistry::new(halatafl_nn::EvaluatorConfig::default()))
+}
+
+/// Builds the agent `spec` names, seeded with `seed`, for games of `variant`.
+pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Agent>, SpecError> {
+    // Every kind so far plays any variant; network agents will check theirs.
+    let _ = variant;
+    let parsed = AgentSpec::parse(spec, AGENT_FORMS)?;
+    match parsed.kind.as_str() {
+        "random" => {
+            parsed.check_keys(&[])?;
+            Ok(Box::new(RandomAgent::new(seed)))
+        }
+        "alphabeta" => Ok(Box::new(AlphaBeta::from_spec(&parsed, seed)?)),
+        "net" => halatafl_nn::build_net_agent(&parsed, seed, net_registry()),
+        _ => Err(parsed.unknown_kind(AGENT_FORMS)),
+    }
+}

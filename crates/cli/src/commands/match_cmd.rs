@@ -1,0 +1,94 @@
+use crate::agents::{build_agent, AGENT_FORMS};
+use crate::variant_args::VariantArgs;
+use anyhow::{Context, Result};
+use clap::Args;
+use halatafl_arena::{run_match, write_csv_atomic, GameRow, MatchConfig};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Flags shared by `match` and `tournament`.
+#[derive(Args, Clone, Debug)]
+pub struct ArenaArgs {
+    /// Games to play (per pair of agents in a tournament). Sides alternate;
+    /// with --openings, games 2k-1 and 2k share an opening.
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// CSV file with one row per game (written atomically at the end).
+    #[arg(long)]
+    pub csv: PathBuf,
+    /// Seed of the openings and of the agents' tie-breaks.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Random plies played before the agents take over.
+    #[arg(long, default_value_t = 0)]
+    pub openings: usize,
+    #[command(flatten)]
+    pub variant: VariantArgs,
+}
+
+impl ArenaArgs {
+    pub fn config(&self) -> Result<MatchConfig> {
+        anyhow::ensure!(self.games > 0, "--games must be at least 1");
+        anyhow::ensure!(self.threads != Some(0), "--threads must be at least 1");
+        Ok(MatchConfig {
+            games: self.games,
+            seed: self.seed,
+            openings: self.openings,
+            threads: self.threads,
+            variant: self.variant.variant()?,
+            ..MatchConfig::default()
+        })
+    }
+}
+
+/// Prints one line per finished game to standard error.
+pub fn progress(total: usize) -> impl Fn(&GameRow) + Sync {
+    let done = AtomicUsize::new(0);
+    move |row: &GameRow| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        eprintln!(
+            "[{n}/{total}] game {}: {} (foxes) vs {} (geese): {} ({}, {} plies)",
+            row.game, row.foxes, row.geese, row.result, row.reason, row.plies
+        );
+    }
+}
+
+/// Play N games between two agents, sides alternating; write one CSV row per
+/// game and print wins/draws/losses, score and Elo with 95% intervals.
+#[derive(Args, Debug)]
+#[command(after_help = AGENT_FORMS)]
+pub struct MatchArgs {
+    /// Agent A (the foxes in odd-numbered games).
+    pub agent_a: String,
+    /// Agent B (the foxes in even-numbered games).
+    pub agent_b: String,
+    #[command(flatten)]
+    pub arena: ArenaArgs,
+}
+
+pub fn run(args: MatchArgs) -> Result<()> {
+    let config = args.arena.config()?;
+    let variant = config.variant;
+    let factory = move |spec: &str, seed: u64| build_agent(spec, seed, variant);
+    let (rows, summary) = run_match(
+        &args.agent_a,
+        &args.agent_b,
+        &factory,
+        &config,
+        &progress(config.games),
+    )?;
+    write_csv_atomic(&args.arena.csv, &rows)
+        .with_context(|| format!("writing {}", args.arena.csv.display()))?;
+    println!(
+        "{} games, {variant}, seed {}, openings {}; scores are 95% Wilson intervals",
+        rows.len(),
+        config.seed,
+        config.openings
+    );
+    print!("{summary}");
+    println!("games written to {}", args.arena.csv.display());
+    Ok(())
+}
