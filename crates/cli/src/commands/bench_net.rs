@@ -1,0 +1,53 @@
+use anyhow::Result;
+use clap::Args;
+use halatafl_nn::{bench, NetConfig};
+
+/// Network throughput next to the hardware's: a 2048x2048 matmul (fp32, bf16),
+/// inference positions/s at several batch sizes (fp32, bf16) and training
+/// samples/s, each with its GFLOP/s. Medians of repeated timed runs.
+#[derive(Args, Debug)]
+pub struct BenchNetArgs {
+    /// Network preset.
+    #[arg(long, default_value = "b6c64")]
+    pub preset: String,
+    /// cpu, cuda, cuda:N or auto.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Inference batch sizes.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+    pub batches: Vec<usize>,
+    /// Timed repetitions per figure (the median is reported).
+    #[arg(long, default_value_t = 9)]
+    pub repeats: usize,
+    /// libtorch intra-op threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Also measure bf16 (default: when the CPU has AMX/AVX512-BF16, or on CUDA).
+    #[arg(long)]
+    pub bf16: Option<bool>,
+}
+
+pub fn run(args: BenchNetArgs) -> Result<()> {
+    halatafl_nn::set_threads(args.threads);
+    let config = NetConfig::parse_preset(&args.preset).map_err(anyhow::Error::msg)?;
+    let device = halatafl_nn::parse_device(&args.device)?;
+    let bf16 = args
+        .bf16
+        .unwrap_or(device.is_cuda() || halatafl_nn::inference::cpu_has_fast_bf16());
+    println!(
+        "# {config} on {device:?}, {} intra-op threads, {:.1} MFLOP per position",
+        args.threads,
+        config.flops_per_position() / 1e6
+    );
+    println!(
+        "{:<22} {:>9} {:>6} {:>14} {:>10} {:>10}",
+        "what", "precision", "batch", "per_second", "GFLOP/s", "median_ms"
+    );
+    for r in bench::run(config, device, &args.batches, args.repeats, bf16) {
+        println!(
+            "{:<22} {:>9} {:>6} {:>14.0} {:>10.1} {:>10.3}",
+            r.what, r.precision, r.batch, r.per_second, r.gflops, r.median_ms
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,79 @@
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use halatafl_train::{Run, RunConfig};
+use std::path::{Path, PathBuf};
+
+/// Train an agent by self-play from a config: generations of self-play ->
+/// training -> evaluation, in a run directory that holds everything needed to
+/// analyse, resume and reproduce the run.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Run config (TOML), e.g. configs/quick.toml.
+    #[arg(long, conflicts_with = "resume", required_unless_present = "resume")]
+    pub config: Option<PathBuf>,
+    /// Run directory; default experiments/<config name> (or -2, -3, ... if taken).
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// Carry on an interrupted run from its directory.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub resume: Option<PathBuf>,
+}
+
+fn free_run_dir(stem: &str) -> PathBuf {
+    let base = Path::new("experiments");
+    let first = base.join(stem);
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|i| base.join(format!("{stem}-{i}")))
+        .find(|p| !p.exists())
+        .expect("some name is free")
+}
+
+pub fn run(args: TrainArgs) -> Result<()> {
+    let run = match (&args.resume, &args.config) {
+        (Some(dir), _) => {
+            let run = Run::open(dir)
+                .map_err(anyhow::Error::msg)
+                .context("cannot resume")?;
+            match run.progress().map_err(anyhow::Error::msg)? {
+                Some(p) => run.log(&format!(
+                    "resuming {} after generation {} stage {:?}",
+                    dir.display(),
+                    p.generation,
+                    p.stage
+                )),
+                None => run.log(&format!("resuming {} from its start", dir.display())),
+            }
+            run
+        }
+        (None, Some(config_path)) => {
+            let config = RunConfig::load(config_path).map_err(anyhow::Error::msg)?;
+            let dir = match &args.run {
+                Some(d) => d.clone(),
+                None => free_run_dir(
+                    &config_path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| "run".into()),
+                ),
+            };
+            let command: Vec<String> = std::env::args().collect();
+            let run = Run::create(&dir, config, &command.join(" ")).map_err(anyhow::Error::msg)?;
+            run.log(&format!(
+                "new run in {} from {}",
+                dir.display(),
+                config_path.display()
+            ));
+            run
+        }
+        (None, None) => bail!("give --config FILE or --resume RUN_DIR"),
+    };
+    let variant = run.config.variant().map_err(anyhow::Error::msg)?;
+    let factory = move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant);
+    run.execute(&factory).map_err(anyhow::Error::msg)?;
+    println!("{}", run.final_report().map_err(anyhow::Error::msg)?);
+    println!("run: {}", run.dir.display());
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Self-play training from a config: the project's main job. See [`run`] for
+//! the run directory and its stages, [`selfplay`] for game generation,
+//! [`shard`] for the sample files, and [`config`] for every knob.
+
+pub mod config;
+pub mod run;
+pub mod selfplay;
+pub mod shard;
+
+pub use config::RunConfig;
+pub use run::{Run, Stage};

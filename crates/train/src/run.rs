@@ -1,0 +1,718 @@
+//! A training run is a directory; its stages talk only through files in it
+//! (KataGo's way), so self-play workers and the trainer can later run as
+//! separate processes on a cluster:
+//!
+//! ```text
+//! experiments/<run>/
+//!   config.toml        the resolved config (every default written out)
+//!   run.json           git revision, halatafl version, start time, command
+//!   progress.json      the last completed stage: {"generation": g, "stage": "..."}
+//!   log.txt            one line per event
+//!   checkpoints/gen_NNNN.safetensors   gen 0 is the seeded initial network
+//!   shards/gen_NNNN/wWW_PPPP.shard     self-play samples of generation N
+//!   selfplay.csv  train.csv  eval.csv
+//! ```
+//!
+//! Each generation g runs self-play with checkpoint g-1, trains checkpoint g
+//! on the shards of the replay window, and evaluates checkpoint g. A stage
+//! writes its files atomically, then its CSV rows, then `progress.json`. On
+//! resume, rows and shards of a stage that did not finish are removed and the
+//! stage is run again from its start, so a crash at any moment loses only the
+//! stage in progress and never duplicates a row.
+
+use crate::config::RunConfig;
+use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats};
+use crate::shard::read_shard;
+use halatafl_agent::{Agent, AgentSpec, SpecError};
+use halatafl_arena::MatchSummary;
+use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig};
+use halatafl_nn::checkpoint::{self, write_atomically};
+use halatafl_nn::{Batch, EvaluatorConfig, NetEvaluator, NetRegistry, Precision, Sample, Trainer};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Builds non-network agents (`random`, `alphabeta:...`, `mcts:...`).
+pub type BaseFactory = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    SelfPlay,
+    Train,
+    Eval,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub generation: u32,
+    pub stage: Stage,
+}
+
+impl Progress {
+    /// The stage after this one.
+    fn next(self) -> (u32, Stage) {
+        match self.stage {
+            Stage::SelfPlay => (self.generation, Stage::Train),
+            Stage::Train => (self.generation, Stage::Eval),
+            Stage::Eval => (self.generation + 1, Stage::SelfPlay),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SelfPlayRow {
+    pub generation: u32,
+    pub games: usize,
+    pub samples: usize,
+    pub foxes_wins: usize,
+    pub geese_wins: usize,
+    pub draws: usize,
+    pub fewer_than_nine: usize,
+    pub pen_filled: usize,
+    pub no_moves: usize,
+    pub threefold: usize,
+    pub fifty_moves: usize,
+    pub fewer_than_four: usize,
+    pub resigned: usize,
+    pub max_plies: usize,
+    pub mean_plies: f64,
+    pub resign_checked: usize,
+    pub resign_false: usize,
+    pub games_per_second: f64,
+    pub positions_per_second: f64,
+    pub seconds: f64,
+    pub net_batch_mean: f64,
+    pub cache_hit_rate: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainRow {
+    pub generation: u32,
+    pub step: u64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub l2_loss: f64,
+    pub total_loss: f64,
+    pub lr: f64,
+    pub grad_norm: f64,
+    pub samples_per_second: f64,
+    pub window_samples: usize,
+}
+
+/// An evaluation game: the arena's columns plus the generation and opponent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EvalRow {
+    pub generation: u32,
+    pub opponent: String,
+    pub game: usize,
+    pub opening: usize,
+    pub opening_moves: String,
+    pub foxes: String,
+    pub geese: String,
+    pub result: String,
+    pub reason: String,
+    pub plies: usize,
+    pub moves: String,
+    pub foxes_seconds: f64,
+    pub geese_seconds: f64,
+    pub seed: u64,
+    pub variant: String,
+}
+
+pub struct Run {
+    pub dir: PathBuf,
+    pub config: RunConfig,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Reads a CSV of `T` rows (missing file: no rows).
+fn read_rows<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, String> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader = csv::Reader::from_path(path).map_err(|e| io_err(path, e))?;
+    reader
+        .deserialize()
+        .enumerate()
+        .map(|(i, r)| r.map_err(|e| io_err(path, format!("row {}: {e}", i + 1))))
+        .collect()
+}
+
+/// Rewrites a CSV atomically with `rows`.
+fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        writer.serialize(r).map_err(|e| io_err(path, e))?;
+    }
+    let bytes = writer.into_inner().map_err(|e| io_err(path, e))?;
+    write_atomically(path, &bytes).map_err(|e| io_err(path, e))
+}
+
+fn append_rows<T: Serialize + for<'de> Deserialize<'de>>(
+    path: &Path,
+    new: Vec<T>,
+) -> Result<(), String> {
+    let mut rows: Vec<T> = read_rows(path)?;
+    rows.extend(new);
+    write_rows(path, &rows)
+}
+
+/// Keeps only rows whose generation passes `keep` (removes a crashed stage's rows).
+fn retain_rows<T: Serialize + for<'de> Deserialize<'de>>(
+    path: &Path,
+    generation_of: impl Fn(&T) -> u32,
+    keep: impl Fn(u32) -> bool,
+) -> Result<(), String> {
+    let rows: Vec<T> = read_rows(path)?;
+    let before = rows.len();
+    let kept: Vec<T> = rows
+        .into_iter()
+        .filter(|r| keep(generation_of(r)))
+        .collect();
+    if kept.len() != before {
+        write_rows(path, &kept)?;
+    }
+    Ok(())
+}
+
+fn git_revision() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb.set_prefix(what.to_string());
+    pb
+}
+
+impl Run {
+    pub fn checkpoint(&self, generation: u32) -> PathBuf {
+        self.dir
+            .join("checkpoints")
+            .join(format!("gen_{generation:04}.safetensors"))
+    }
+
+    fn shard_dir(&self, generation: u32) -> PathBuf {
+        self.dir.join("shards").join(format!("gen_{generation:04}"))
+    }
+
+    pub fn log(&self, line: &str) {
+        let path = self.dir.join("log.txt");
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+        {
+            let _ = writeln!(f, "[{}] {line}", chrono_like_now());
+        }
+        eprintln!("{line}");
+    }
+
+    /// Creates a new run directory (refuses one that already holds a run).
+    pub fn create(dir: &Path, config: RunConfig, command: &str) -> Result<Run, String> {
+        if dir.join("progress.json").exists() || dir.join("config.toml").exists() {
+            return Err(format!(
+                "{} already holds a run: use `halatafl train --resume {}`",
+                dir.display(),
+                dir.display()
+            ));
+        }
+        std::fs::create_dir_all(dir.join("checkpoints")).map_err(|e| io_err(dir, e))?;
+        std::fs::create_dir_all(dir.join("shards")).map_err(|e| io_err(dir, e))?;
+        let run = Run {
+            dir: dir.to_path_buf(),
+            config,
+        };
+        write_atomically(&dir.join("config.toml"), run.config.to_toml().as_bytes())
+            .map_err(|e| io_err(dir, e))?;
+        let info = serde_json::json!({
+            "git_revision": git_revision(),
+            "halatafl_version": env!("CARGO_PKG_VERSION"),
+            "started": chrono_like_now(),
+            "command": command,
+            "encoding_version": halatafl_nn::encoding::ENCODING_VERSION,
+        });
+        write_atomically(
+            &dir.join("run.json"),
+            serde_json::to_string_pretty(&info)
+                .expect("json")
+                .as_bytes(),
+        )
+        .map_err(|e| io_err(dir, e))?;
+        Ok(run)
+    }
+
+    /// Opens an existing run to resume it.
+    pub fn open(dir: &Path) -> Result<Run, String> {
+        let config = RunConfig::load(&dir.join("config.toml"))?;
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            config,
+        })
+    }
+
+    pub fn progress(&self) -> Result<Option<Progress>, String> {
+        let path = self.dir.join("progress.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| io_err(&path, format!("unreadable progress file: {e}")))
+    }
+
+    fn mark(&self, generation: u32, stage: Stage) -> Result<(), String> {
+        let path = self.dir.join("progress.json");
+        let text = serde_json::to_string(&Progress { generation, stage }).expect("json");
+        write_atomically(&path, text.as_bytes()).map_err(|e| io_err(&path, e))
+    }
+
+    /// Removes what a stage that did not finish may have left.
+    fn clean_unfinished(&self, generation: u32, stage: Stage) -> Result<(), String> {
+        match stage {
+            Stage::SelfPlay => {
+                let dir = self.shard_dir(generation);
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+                }
+                retain_rows::<SelfPlayRow>(
+                    &self.dir.join("selfplay.csv"),
+                    |r| r.generation,
+                    |g| g < generation,
+                )
+            }
+            Stage::Train => retain_rows::<TrainRow>(
+                &self.dir.join("train.csv"),
+                |r| r.generation,
+                |g| g < generation,
+            ),
+            Stage::Eval => retain_rows::<EvalRow>(
+                &self.dir.join("eval.csv"),
+                |r| r.generation,
+                |g| g < generation,
+            ),
+        }
+    }
+
+    fn stage_seed(&self, generation: u32, stage: Stage) -> u64 {
+        halatafl_arena::derive_seed(
+            self.config.run.seed,
+            (generation as u64) << 8 | stage as u64,
+        )
+    }
+
+    fn evaluator_config(&self) -> EvaluatorConfig {
+        EvaluatorConfig {
+            max_batch: self.config.network.max_batch,
+            cache_entries: self.config.network.cache_entries,
+            threads: self.config.run.torch_threads,
+            ..EvaluatorConfig::default()
+        }
+    }
+
+    /// Runs (or resumes) every remaining stage.
+    pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), String> {
+        halatafl_nn::set_threads(self.config.run.torch_threads);
+        if !self.checkpoint(0).exists() {
+            let trainer = Trainer::new(
+                self.config.net_config()?,
+                self.config.train_config()?,
+                tch::Device::Cpu,
+                self.config.run.seed,
+            );
+            let mut extra = std::collections::BTreeMap::new();
+            extra.insert("generation".to_string(), "0".to_string());
+            checkpoint::save(&trainer, &self.checkpoint(0), &extra)
+                .map_err(|e| io_err(&self.checkpoint(0), e))?;
+            self.log(&format!(
+                "generation 0: initial {} network written",
+                trainer.net.config
+            ));
+        }
+        let (mut generation, mut stage) = match self.progress()? {
+            None => (1, Stage::SelfPlay),
+            Some(p) => p.next(),
+        };
+        while generation <= self.config.run.generations {
+            self.clean_unfinished(generation, stage)?;
+            match stage {
+                Stage::SelfPlay => {
+                    self.selfplay_stage(generation)?;
+                }
+                Stage::Train => self.train_stage(generation)?,
+                Stage::Eval => {
+                    let last = generation == self.config.run.generations;
+                    if last || generation % self.config.eval.every == 0 {
+                        self.eval_stage(generation, base_factory)?;
+                    }
+                }
+            }
+            self.mark(generation, stage)?;
+            (generation, stage) = Progress { generation, stage }.next();
+        }
+        Ok(())
+    }
+
+    pub fn selfplay_stage(&self, generation: u32) -> Result<SelfPlayStats, String> {
+        let cfg = &self.config;
+        let device = halatafl_nn::parse_device(&cfg.run.device).map_err(|e| e.to_string())?;
+        let precision: Precision = cfg.network.precision.parse()?;
+        let (trainer, _) = checkpoint::load(
+            &self.checkpoint(generation - 1),
+            Some(cfg.net_config()?),
+            device,
+        )
+        .map_err(|e| e.to_string())?;
+        let net = halatafl_nn::InferenceNet::new(&trainer.net, precision, device);
+        drop(trainer);
+        let evaluator = NetEvaluator::start(move || net, self.evaluator_config());
+        let pb = bar(cfg.selfplay.games as u64, &format!("selfplay {generation}"));
+        let on_game = |g: &FinishedGame| {
+            pb.inc(1);
+            pb.set_message(format!(
+                "last: {} ({}) in {} plies",
+                g.result, g.reason, g.plies
+            ));
+        };
+        let job = SelfPlayJob {
+            config: cfg,
+            variant: cfg.variant()?,
+            evaluator: &evaluator,
+            generation,
+            seed: self.stage_seed(generation, Stage::SelfPlay),
+            shard_dir: &self.shard_dir(generation),
+            on_game: &on_game,
+        };
+        let stats = run_generation(&job)?;
+        pb.finish_and_clear();
+        let ev = evaluator.stats();
+        let reason = |r: &str| stats.reasons.get(r).copied().unwrap_or(0);
+        let row = SelfPlayRow {
+            generation,
+            games: stats.games,
+            samples: stats.samples,
+            foxes_wins: stats.foxes_wins,
+            geese_wins: stats.geese_wins,
+            draws: stats.draws,
+            fewer_than_nine: reason("fewer-than-nine"),
+            pen_filled: reason("pen-filled"),
+            no_moves: reason("no-moves"),
+            threefold: reason("threefold"),
+            fifty_moves: reason("fifty-moves"),
+            fewer_than_four: reason("fewer-than-four"),
+            resigned: reason("resigned"),
+            max_plies: reason("max-plies"),
+            mean_plies: stats.plies as f64 / stats.games.max(1) as f64,
+            resign_checked: stats.resign_checked,
+            resign_false: stats.resign_false,
+            games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
+            positions_per_second: stats.plies as f64 / stats.seconds.max(1e-9),
+            seconds: stats.seconds,
+            net_batch_mean: ev.mean_batch(),
+            cache_hit_rate: ev.hit_rate(),
+        };
+        append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
+        self.log(&format!(
+            "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
+            row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
+            row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
+        ));
+        Ok(stats)
+    }
+
+    /// Samples of the replay window, oldest generation first.
+    fn window(&self, generation: u32) -> Result<Vec<Sample>, String> {
+        let first = generation
+            .saturating_sub(self.config.replay.window_generations - 1)
+            .max(1);
+        let mix = self.config.replay.search_value_mix;
+        let mut out = Vec::new();
+        for g in first..=generation {
+            let dir = self.shard_dir(g);
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map_err(|e| io_err(&dir, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "shard")
+                        && !p
+                            .file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
+                .collect();
+            files.sort();
+            for f in files {
+                let (_, samples) = read_shard(&f).map_err(|e| e.to_string())?;
+                for s in samples {
+                    let mut sample = s.sample;
+                    for k in 0..3 {
+                        sample.wdl[k] = (1.0 - mix) * sample.wdl[k] + mix * s.search_wdl[k];
+                    }
+                    out.push(sample);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn train_stage(&self, generation: u32) -> Result<(), String> {
+        let cfg = &self.config;
+        let device = halatafl_nn::parse_device(&cfg.run.device).map_err(|e| e.to_string())?;
+        let (mut trainer, _) = checkpoint::load(
+            &self.checkpoint(generation - 1),
+            Some(cfg.net_config()?),
+            device,
+        )
+        .map_err(|e| e.to_string())?;
+        // The schedule and optimizer settings come from this run's config.
+        trainer.config = cfg.train_config()?;
+        let window = self.window(generation)?;
+        if window.is_empty() {
+            return Err(format!(
+                "generation {generation}: no samples in the replay window"
+            ));
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(self.stage_seed(generation, Stage::Train));
+        let steps = cfg.train.steps_per_generation;
+        let pb = bar(steps, &format!("train {generation}"));
+        let mut rows = Vec::new();
+        let mut acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0u64);
+        let mut timer = Instant::now();
+        for step in 0..steps {
+            let drawn: Vec<Sample> = (0..cfg.train.batch_size)
+                .map(|_| {
+                    let s = &window[rng.random_range(0..window.len())];
+                    if cfg.replay.mirror && rng.random_bool(0.5) {
+                        s.mirror()
+                    } else {
+                        s.clone()
+                    }
+                })
+                .collect();
+            let refs: Vec<&Sample> = drawn.iter().collect();
+            let batch = Batch::new(&refs, device);
+            let l = trainer.train_step(&batch);
+            acc = (
+                acc.0 + l.policy,
+                acc.1 + l.value,
+                acc.2 + l.l2,
+                acc.3 + l.total,
+                acc.4 + l.grad_norm,
+                acc.5 + 1,
+            );
+            pb.inc(1);
+            pb.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
+            if (step + 1) % cfg.train.log_every == 0 || step + 1 == steps {
+                let n = acc.5 as f64;
+                let secs = timer.elapsed().as_secs_f64();
+                rows.push(TrainRow {
+                    generation,
+                    step: trainer.step,
+                    policy_loss: acc.0 / n,
+                    value_loss: acc.1 / n,
+                    l2_loss: acc.2 / n,
+                    total_loss: acc.3 / n,
+                    lr: l.lr,
+                    grad_norm: acc.4 / n,
+                    samples_per_second: n * cfg.train.batch_size as f64 / secs.max(1e-9),
+                    window_samples: window.len(),
+                });
+                acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0);
+                timer = Instant::now();
+            }
+        }
+        pb.finish_and_clear();
+        let mut extra = std::collections::BTreeMap::new();
+        extra.insert("generation".to_string(), generation.to_string());
+        checkpoint::save(&trainer, &self.checkpoint(generation), &extra)
+            .map_err(|e| io_err(&self.checkpoint(generation), e))?;
+        let last = rows.last().cloned();
+        append_rows(&self.dir.join("train.csv"), rows)?;
+        if let Some(r) = last {
+            self.log(&format!(
+                "generation {generation} training: {steps} steps on {} samples, policy loss {:.3}, value loss {:.3}, {:.0} samples/s",
+                r.window_samples, r.policy_loss, r.value_loss, r.samples_per_second
+            ));
+        }
+        Ok(())
+    }
+
+    /// The trained agent's spec for generation `g`.
+    pub fn agent_spec(&self, generation: u32) -> String {
+        format!(
+            "net:ckpt={},sims={}",
+            self.checkpoint(generation).display(),
+            self.config.eval.simulations
+        )
+    }
+
+    pub fn eval_stage(
+        &self,
+        generation: u32,
+        base_factory: &BaseFactory,
+    ) -> Result<Vec<MatchSummary>, String> {
+        let cfg = &self.config;
+        let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
+        let device = cfg.run.device.clone();
+        let precision = cfg.network.precision.clone();
+        let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
+            if spec.starts_with("net:") {
+                let mut parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())?;
+                parsed
+                    .params
+                    .entry("device".into())
+                    .or_insert(device.clone());
+                parsed
+                    .params
+                    .entry("precision".into())
+                    .or_insert(precision.clone());
+                halatafl_nn::build_net_agent(&parsed, seed, &registry)
+            } else {
+                base_factory(spec, seed)
+            }
+        };
+        let me = self.agent_spec(generation);
+        let mut summaries = Vec::new();
+        for opponent in &cfg.eval.opponents {
+            let (name, spec) = if opponent == "previous" {
+                ("previous".to_string(), self.agent_spec(generation - 1))
+            } else {
+                (opponent.clone(), opponent.clone())
+            };
+            let match_config = MatchConfig {
+                games: cfg.eval.games,
+                seed: self.stage_seed(generation, Stage::Eval)
+                    ^ halatafl_arena::derive_seed(7, summaries.len() as u64),
+                openings: cfg.eval.opening_plies,
+                threads: Some(cfg.run.threads),
+                variant: cfg.variant()?,
+                budget: Default::default(),
+            };
+            let jobs = match_jobs(&me, &spec, &match_config, 1);
+            let pb = bar(jobs.len() as u64, &format!("eval {generation}"));
+            pb.set_message(format!("vs {name}"));
+            let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))
+                .map_err(|e| e.to_string())?;
+            pb.finish_and_clear();
+            let summary = MatchSummary::from_match(&me, &spec, &rows);
+            append_rows(
+                &self.dir.join("eval.csv"),
+                rows.iter()
+                    .map(|r| EvalRow {
+                        generation,
+                        opponent: name.clone(),
+                        game: r.game,
+                        opening: r.opening,
+                        opening_moves: r.opening_moves.clone(),
+                        foxes: r.foxes.clone(),
+                        geese: r.geese.clone(),
+                        result: r.result.clone(),
+                        reason: r.reason.clone(),
+                        plies: r.plies,
+                        moves: r.moves.clone(),
+                        foxes_seconds: r.foxes_seconds,
+                        geese_seconds: r.geese_seconds,
+                        seed: r.seed,
+                        variant: r.variant.clone(),
+                    })
+                    .collect(),
+            )?;
+            self.log(&format!("generation {generation} vs {name}:\n{summary}"));
+            summaries.push(summary);
+        }
+        Ok(summaries)
+    }
+}
+
+impl Run {
+    /// How the last evaluated generation scored against each opponent, per
+    /// side, with intervals (from `eval.csv`).
+    pub fn final_report(&self) -> Result<String, String> {
+        let rows: Vec<EvalRow> = read_rows(&self.dir.join("eval.csv"))?;
+        let Some(last) = rows.iter().map(|r| r.generation).max() else {
+            return Ok("no evaluation games yet".into());
+        };
+        let me = self.agent_spec(last);
+        let mut out = format!("generation {last} ({me}):\n");
+        let mut opponents: Vec<&str> = Vec::new();
+        for r in rows.iter().filter(|r| r.generation == last) {
+            if !opponents.contains(&r.opponent.as_str()) {
+                opponents.push(&r.opponent);
+            }
+        }
+        for name in opponents {
+            let games: Vec<GameRow> = rows
+                .iter()
+                .filter(|r| r.generation == last && r.opponent == name)
+                .map(|r| GameRow {
+                    game: r.game,
+                    opening: r.opening,
+                    opening_moves: r.opening_moves.clone(),
+                    foxes: r.foxes.clone(),
+                    geese: r.geese.clone(),
+                    result: r.result.clone(),
+                    reason: r.reason.clone(),
+                    plies: r.plies,
+                    moves: r.moves.clone(),
+                    foxes_seconds: r.foxes_seconds,
+                    geese_seconds: r.geese_seconds,
+                    seed: r.seed,
+                    variant: r.variant.clone(),
+                })
+                .collect();
+            let other = if games[0].foxes == me {
+                games[0].geese.clone()
+            } else {
+                games[0].foxes.clone()
+            };
+            out.push_str(&format!(
+                "vs {name}:\n{}\n",
+                MatchSummary::from_match(&me, &other, &games)
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// UTC time as `YYYY-MM-DD HH:MM:SS` without a date crate.
+fn chrono_like_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = secs / 86_400;
+    let (h, m, s) = ((secs % 86_400) / 3600, (secs % 3600) / 60, secs % 60);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (mo <= 2) as i64;
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}:{s:02}")
+}

@@ -1,0 +1,309 @@
+//! Self-play: many games per worker thread stepped in lockstep, so their
+//! leaves share network calls, and several workers feeding one inference
+//! thread. Implements playout cap randomization (Wu 2019): a move gets a full
+//! search with probability p (its position becomes a training sample), else a
+//! fast one; and resignation with a measured false-resign rate: a share of the
+//! games that would resign are played out, and a resignation counts as false
+//! when the resigning side then does not lose.
+
+use crate::config::RunConfig;
+use crate::shard::{write_shard, StoredSample};
+use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
+use halatafl_nn::Sample;
+use halatafl_rules::{Game, Outcome, Side, Variant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// How one self-play game ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedGame {
+    pub index: usize,
+    /// `foxes`, `geese` or `draw`.
+    pub result: &'static str,
+    /// A RULES.md reason, `resigned` or `max-plies`.
+    pub reason: String,
+    pub plies: usize,
+    pub samples: usize,
+    /// For played-out games that would have resigned: whether resigning would
+    /// have been wrong (the would-be resigner did not lose).
+    pub false_resign: Option<bool>,
+}
+
+/// Totals of one generation's self-play.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SelfPlayStats {
+    pub games: usize,
+    pub samples: usize,
+    pub plies: usize,
+    pub foxes_wins: usize,
+    pub geese_wins: usize,
+    pub draws: usize,
+    pub reasons: BTreeMap<String, usize>,
+    pub resign_checked: usize,
+    pub resign_false: usize,
+    pub seconds: f64,
+}
+
+impl SelfPlayStats {
+    fn add(&mut self, g: &FinishedGame) {
+        self.games += 1;
+        self.samples += g.samples;
+        self.plies += g.plies;
+        match g.result {
+            "foxes" => self.foxes_wins += 1,
+            "geese" => self.geese_wins += 1,
+            _ => self.draws += 1,
+        }
+        *self.reasons.entry(g.reason.clone()).or_default() += 1;
+        if let Some(f) = g.false_resign {
+            self.resign_checked += 1;
+            self.resign_false += f as usize;
+        }
+    }
+}
+
+pub fn search_config(config: &RunConfig) -> MctsConfig {
+    let s = &config.search;
+    MctsConfig {
+        sims: s.simulations,
+        root: if s.algorithm == "gumbel" {
+            RootMode::Gumbel
+        } else {
+            RootMode::Puct
+        },
+        cpuct: s.c_puct,
+        fpu_reduction: s.fpu_reduction,
+        batch_size: s.leaves_per_tree,
+        noise: true,
+        dirichlet_alpha_scale: s.dirichlet_alpha_scale,
+        dirichlet_epsilon: s.dirichlet_epsilon,
+        gumbel_m: s.gumbel_m,
+        temperature: s.temperature,
+        temperature_plies: s.temperature_plies,
+        final_temperature: 0.0,
+        reuse_tree: true,
+        ..MctsConfig::default()
+    }
+}
+
+struct Slot {
+    index: usize,
+    rng: ChaCha8Rng,
+    full: bool,
+    pending: Vec<(Sample, [f32; 3], Side)>,
+    /// Consecutive own moves below the resign threshold, per side.
+    low: [u32; 2],
+    play_out: bool,
+    would_resign: Option<Side>,
+}
+
+fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
+    match outcome_winner {
+        None => [0.0, 1.0, 0.0],
+        Some(w) if w == side => [1.0, 0.0, 0.0],
+        Some(_) => [0.0, 0.0, 1.0],
+    }
+}
+
+fn side_index(s: Side) -> usize {
+    (s == Side::Geese) as usize
+}
+
+/// Everything a worker needs, shared by all workers of a generation.
+pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
+    pub config: &'a RunConfig,
+    pub variant: Variant,
+    pub evaluator: &'a E,
+    pub generation: u32,
+    pub seed: u64,
+    pub shard_dir: &'a Path,
+    /// Called after each finished game (progress bars).
+    pub on_game: &'a (dyn Fn(&FinishedGame) + Sync),
+}
+
+/// Plays the generation's games on `threads` workers; writes shards.
+pub fn run_generation<E: Evaluator<Game> + ?Sized>(
+    job: &SelfPlayJob<E>,
+) -> Result<SelfPlayStats, String> {
+    std::fs::create_dir_all(job.shard_dir)
+        .map_err(|e| format!("cannot create {}: {e}", job.shard_dir.display()))?;
+    let started = Instant::now();
+    let next_game = AtomicUsize::new(0);
+    let totals = Mutex::new(SelfPlayStats::default());
+    let threads = job.config.run.threads.max(1);
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for worker in 0..threads {
+            let (next_game, totals, errors) = (&next_game, &totals, &errors);
+            scope.spawn(move || {
+                if let Err(e) = worker_loop(job, worker, next_game, totals) {
+                    errors.lock().expect("errors lock").push(e);
+                }
+            });
+        }
+    });
+    if let Some(e) = errors.into_inner().expect("errors lock").into_iter().next() {
+        return Err(e);
+    }
+    let mut stats = totals.into_inner().expect("totals lock");
+    stats.seconds = started.elapsed().as_secs_f64();
+    Ok(stats)
+}
+
+fn worker_loop<E: Evaluator<Game> + ?Sized>(
+    job: &SelfPlayJob<E>,
+    worker: usize,
+    next_game: &AtomicUsize,
+    totals: &Mutex<SelfPlayStats>,
+) -> Result<(), String> {
+    let cfg = job.config;
+    let base = search_config(cfg);
+    let mut searches: Vec<Search<Game>> = Vec::new();
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut lockstep = Lockstep::new();
+    let mut shard: Vec<StoredSample> = Vec::new();
+    let mut shard_games = 0usize;
+    let mut part = 0usize;
+    let flush = |shard: &mut Vec<StoredSample>,
+                 games: &mut usize,
+                 part: &mut usize|
+     -> Result<(), String> {
+        if shard.is_empty() {
+            return Ok(());
+        }
+        let path = job
+            .shard_dir
+            .join(format!("w{worker:02}_{:04}.shard", *part));
+        write_shard(&path, shard, job.generation, *games).map_err(|e| e.to_string())?;
+        shard.clear();
+        *games = 0;
+        *part += 1;
+        Ok(())
+    };
+    loop {
+        // Fill free slots with new games.
+        while slots.len() < cfg.selfplay.concurrent_games {
+            let index = next_game.fetch_add(1, Ordering::SeqCst);
+            if index >= cfg.selfplay.games {
+                break;
+            }
+            let game_seed = job.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
+            let play_out = rng.random_bool(cfg.selfplay.resign_playout_fraction);
+            let mut search = Search::new(Game::start_of(job.variant), base.clone(), game_seed);
+            let full = rng.random_bool(cfg.search.full_search_probability);
+            search.start_move(if full {
+                cfg.search.simulations
+            } else {
+                cfg.search.fast_simulations
+            });
+            searches.push(search);
+            slots.push(Slot {
+                index,
+                rng,
+                full,
+                pending: Vec::new(),
+                low: [0, 0],
+                play_out,
+                would_resign: None,
+            });
+        }
+        if slots.is_empty() {
+            break;
+        }
+        lockstep.run(&mut searches, job.evaluator);
+        let mut i = 0;
+        while i < slots.len() {
+            let search = &mut searches[i];
+            let slot = &mut slots[i];
+            let result = search.result();
+            let game = search.game();
+            let side = game.position().side();
+            if slot.full {
+                let sample = Sample {
+                    position: *game.position(),
+                    repetitions: game.repetitions().min(255) as u8,
+                    policy: result.policy.clone(),
+                    wdl: [0.0; 3],
+                };
+                let v: Wdl = result.value;
+                slot.pending.push((sample, [v.win, v.draw, v.loss], side));
+            }
+            let mut ended: Option<(Option<Side>, String)> = None;
+            if cfg.selfplay.resign_threshold > 0.0
+                && result.value.q() < -cfg.selfplay.resign_threshold
+            {
+                slot.low[side_index(side)] += 1;
+                if slot.low[side_index(side)] >= cfg.selfplay.resign_consecutive {
+                    if slot.play_out {
+                        slot.would_resign.get_or_insert(side);
+                    } else {
+                        ended = Some((Some(side.other()), "resigned".to_string()));
+                    }
+                }
+            } else {
+                slot.low[side_index(side)] = 0;
+            }
+            if ended.is_none() {
+                let mv = search
+                    .choose_move()
+                    .ok_or("search found no move in a running game")?;
+                search.play(mv);
+                let game = search.game();
+                if let Some(outcome) = game.outcome() {
+                    let Outcome { winner, reason } = outcome;
+                    ended = Some((winner, reason.name().to_string()));
+                } else if game.ply() >= cfg.selfplay.max_plies {
+                    ended = Some((None, "max-plies".to_string()));
+                }
+            }
+            match ended {
+                Some((winner, reason)) => {
+                    let plies = searches[i].game().ply();
+                    let slot = slots.swap_remove(i);
+                    searches.swap_remove(i);
+                    let samples = slot.pending.len();
+                    for (mut sample, search_wdl, side) in slot.pending {
+                        sample.wdl = wdl_for(winner, side);
+                        shard.push(StoredSample { sample, search_wdl });
+                    }
+                    shard_games += 1;
+                    let finished = FinishedGame {
+                        index: slot.index,
+                        result: match winner {
+                            Some(Side::Foxes) => "foxes",
+                            Some(Side::Geese) => "geese",
+                            None => "draw",
+                        },
+                        reason,
+                        plies,
+                        samples,
+                        false_resign: slot.would_resign.map(|s| winner != Some(s.other())),
+                    };
+                    totals.lock().expect("totals lock").add(&finished);
+                    (job.on_game)(&finished);
+                    if shard.len() >= cfg.selfplay.samples_per_shard {
+                        flush(&mut shard, &mut shard_games, &mut part)?;
+                    }
+                }
+                None => {
+                    let slot = &mut slots[i];
+                    slot.full = slot.rng.random_bool(cfg.search.full_search_probability);
+                    let sims = if slot.full {
+                        cfg.search.simulations
+                    } else {
+                        cfg.search.fast_simulations
+                    };
+                    searches[i].start_move(sims);
+                    i += 1;
+                }
+            }
+        }
+    }
+    flush(&mut shard, &mut shard_games, &mut part)
+}

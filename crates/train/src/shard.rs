@@ -1,0 +1,294 @@
+//! Sample shards: the files self-play workers write and the trainer reads.
+//!
+//! Layout (little-endian):
+//! - magic `HTFLSHD1`;
+//! - u32 header length, then a JSON header ([`ShardHeader`]);
+//! - `count` records of [`RECORD_FIXED`] bytes plus 2 bytes per legal move:
+//!   foxes u64, geese u64, side u8, quiet u16, repetitions u8, variant (kind,
+//!   corner links, geese, sideways: 4 x u8), number of legal moves u16,
+//!   result WDL 3 x f32, search WDL 3 x f32, then the policy target over the
+//!   legal moves in `Position::legal_moves` order, each as u16 / 65535;
+//! - CRC-32 of everything before it.
+//!
+//! Shards are written to a hidden temporary name and renamed, so a reader
+//! never sees a partial one; a damaged file fails its CRC and is refused with
+//! its path and what is wrong.
+
+use halatafl_nn::Sample;
+use halatafl_rules::{Bitboard, Position, Side, Variant, VariantKind};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+pub const MAGIC: &[u8; 8] = b"HTFLSHD1";
+pub const SHARD_VERSION: u32 = 1;
+const RECORD_FIXED: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardHeader {
+    pub version: u32,
+    pub encoding_version: u32,
+    pub generation: u32,
+    pub count: usize,
+    /// Number of games the samples come from.
+    pub games: usize,
+}
+
+/// A sample as stored: the training sample plus the search's own value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredSample {
+    pub sample: Sample,
+    /// The root value of the search, for the side to move.
+    pub search_wdl: [f32; 3],
+}
+
+#[derive(Debug, Error)]
+pub enum ShardError {
+    #[error("shard {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("shard {path}: {why}")]
+    Bad { path: PathBuf, why: String },
+    #[error("shard {path}, record {record}: {why}")]
+    BadRecord {
+        path: PathBuf,
+        record: usize,
+        why: String,
+    },
+}
+
+fn variant_bytes(v: Variant) -> [u8; 4] {
+    [
+        v.is_classic() as u8,
+        v.corner_links as u8,
+        v.geese,
+        v.sideways as u8,
+    ]
+}
+
+fn variant_from(bytes: &[u8]) -> Result<Variant, String> {
+    let corner = bytes[1] != 0;
+    match bytes[0] {
+        0 => Ok(Variant::two_foxes().with_corner_links(corner)),
+        1 => Variant::classic(bytes[2], bytes[3] != 0).map(|v| v.with_corner_links(corner)),
+        k => Err(format!("unknown variant kind {k}")),
+    }
+}
+
+pub fn encode_shard(samples: &[StoredSample], generation: u32, games: usize) -> Vec<u8> {
+    let header = ShardHeader {
+        version: SHARD_VERSION,
+        encoding_version: halatafl_nn::encoding::ENCODING_VERSION,
+        generation,
+        count: samples.len(),
+        games,
+    };
+    let header = serde_json::to_vec(&header).expect("header serialises");
+    let mut out = Vec::with_capacity(16 + header.len() + samples.len() * (RECORD_FIXED + 60));
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    out.extend_from_slice(&header);
+    for s in samples {
+        let p = &s.sample.position;
+        out.extend_from_slice(&p.foxes().0.to_le_bytes());
+        out.extend_from_slice(&p.geese().0.to_le_bytes());
+        out.push((p.side() == Side::Geese) as u8);
+        out.extend_from_slice(&p.quiet().to_le_bytes());
+        out.push(s.sample.repetitions);
+        out.extend_from_slice(&variant_bytes(p.variant()));
+        out.extend_from_slice(&(s.sample.policy.len() as u16).to_le_bytes());
+        for v in s.sample.wdl.iter().chain(s.search_wdl.iter()) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for &q in &s.sample.policy {
+            out.extend_from_slice(&((q.clamp(0.0, 1.0) * 65535.0).round() as u16).to_le_bytes());
+        }
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+pub fn write_shard(
+    path: &Path,
+    samples: &[StoredSample],
+    generation: u32,
+    games: usize,
+) -> Result<(), ShardError> {
+    halatafl_nn::checkpoint::write_atomically(path, &encode_shard(samples, generation, games))
+        .map_err(|source| ShardError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
+    let bytes = std::fs::read(path).map_err(|source| ShardError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode_shard(path, &bytes)
+}
+
+pub fn decode_shard(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
+    let bad = |why: String| ShardError::Bad {
+        path: path.to_path_buf(),
+        why,
+    };
+    if bytes.len() < 16 || &bytes[..8] != MAGIC {
+        return Err(bad("not a halatafl sample shard (bad magic)".into()));
+    }
+    let body = &bytes[..bytes.len() - 4];
+    let crc = u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().expect("4 bytes"));
+    if crc32fast::hash(body) != crc {
+        return Err(bad(
+            "checksum mismatch: the file is truncated or corrupt".into()
+        ));
+    }
+    let header_len = u32::from_le_bytes(body[8..12].try_into().expect("4 bytes")) as usize;
+    let header_end = 12usize
+        .checked_add(header_len)
+        .filter(|&e| e <= body.len())
+        .ok_or_else(|| bad("header runs past the end".into()))?;
+    let header: ShardHeader = serde_json::from_slice(&body[12..header_end])
+        .map_err(|e| bad(format!("bad header: {e}")))?;
+    if header.version != SHARD_VERSION {
+        return Err(bad(format!(
+            "shard version {} is not {SHARD_VERSION}",
+            header.version
+        )));
+    }
+    if header.encoding_version != halatafl_nn::encoding::ENCODING_VERSION {
+        return Err(bad(format!(
+            "written for input encoding {}, this build uses {}",
+            header.encoding_version,
+            halatafl_nn::encoding::ENCODING_VERSION
+        )));
+    }
+    let mut at = header_end;
+    let mut samples = Vec::with_capacity(header.count);
+    for record in 0..header.count {
+        let bad_record = |why: String| ShardError::BadRecord {
+            path: path.to_path_buf(),
+            record,
+            why,
+        };
+        if at + RECORD_FIXED > body.len() {
+            return Err(bad_record("file ends inside the record".into()));
+        }
+        let r = &body[at..at + RECORD_FIXED];
+        let u64_at = |o: usize| u64::from_le_bytes(r[o..o + 8].try_into().expect("8 bytes"));
+        let f32_at = |o: usize| f32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
+        let side = if r[16] == 0 { Side::Foxes } else { Side::Geese };
+        let quiet = u16::from_le_bytes([r[17], r[18]]);
+        let repetitions = r[19];
+        let variant = variant_from(&r[20..24]).map_err(bad_record)?;
+        let n = u16::from_le_bytes([r[24], r[25]]) as usize;
+        let wdl = [f32_at(26), f32_at(30), f32_at(34)];
+        let search_wdl = [f32_at(38), f32_at(42), f32_at(46)];
+        let foxes = Bitboard(u64_at(0));
+        let geese = Bitboard(u64_at(8));
+        if (foxes | geese).0 & !Bitboard::BOARD.0 != 0 {
+            return Err(bad_record("pieces off the board".into()));
+        }
+        let position = Position::new(variant, foxes, geese, side, quiet)
+            .map_err(|e| bad_record(e.to_string()))?;
+        at += RECORD_FIXED;
+        if at + 2 * n > body.len() {
+            return Err(bad_record("file ends inside the policy".into()));
+        }
+        let legal = position.legal_moves().len();
+        if legal != n {
+            return Err(bad_record(format!(
+                "policy has {n} entries but the position has {legal} legal moves"
+            )));
+        }
+        let mut policy: Vec<f32> = body[at..at + 2 * n]
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]) as f32 / 65535.0)
+            .collect();
+        at += 2 * n;
+        let total: f32 = policy.iter().sum();
+        if total <= 0.0 {
+            return Err(bad_record("policy target is all zero".into()));
+        }
+        policy.iter_mut().for_each(|q| *q /= total);
+        let _ = VariantKind::TwoFoxes;
+        samples.push(StoredSample {
+            sample: Sample {
+                position,
+                repetitions,
+                policy,
+                wdl,
+            },
+            search_wdl,
+        });
+    }
+    if at != body.len() {
+        return Err(bad(format!(
+            "{} bytes after the last record",
+            body.len() - at
+        )));
+    }
+    Ok((header, samples))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_rules::Game;
+
+    fn some_samples() -> Vec<StoredSample> {
+        let mut game = Game::start_of(Variant::two_foxes());
+        let mut out = Vec::new();
+        for i in 0..30 {
+            let moves = game.position().legal_moves();
+            let mut policy = vec![0.0; moves.len()];
+            policy[i % moves.len()] = 0.75;
+            policy[(i + 1) % moves.len()] += 0.25;
+            out.push(StoredSample {
+                sample: Sample {
+                    position: *game.position(),
+                    repetitions: 1,
+                    policy,
+                    wdl: [0.0, 1.0, 0.0],
+                },
+                search_wdl: [0.2, 0.5, 0.3],
+            });
+            game.play_unchecked(moves[i % moves.len()]);
+        }
+        out
+    }
+
+    #[test]
+    fn round_trip_and_damage_is_refused() {
+        let samples = some_samples();
+        let bytes = encode_shard(&samples, 3, 1);
+        let path = Path::new("mem.shard");
+        let (header, back) = decode_shard(path, &bytes).unwrap();
+        assert_eq!(header.count, samples.len());
+        assert_eq!(header.generation, 3);
+        for (a, b) in samples.iter().zip(&back) {
+            assert_eq!(a.sample.position, b.sample.position);
+            assert_eq!(a.sample.wdl, b.sample.wdl);
+            for (x, y) in a.sample.policy.iter().zip(&b.sample.policy) {
+                assert!((x - y).abs() < 1e-4);
+            }
+        }
+        let err = decode_shard(path, &bytes[..bytes.len() - 7]).unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+        let mut flipped = bytes.clone();
+        flipped[100] ^= 0x40;
+        assert!(decode_shard(path, &flipped).is_err());
+        assert!(decode_shard(path, b"garbage")
+            .unwrap_err()
+            .to_string()
+            .contains("magic"));
+    }
+}
