@@ -1,0 +1,101 @@
+//! Every search setting and its default, in one place.
+
+/// How the root spends its simulations.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RootMode {
+    /// AlphaZero PUCT everywhere, Dirichlet noise at the root when `noise`.
+    Puct,
+    /// Gumbel-top-k with sequential halving at the root, the deterministic
+    /// completed-Q selection below it (Danihelka et al. 2022).
+    Gumbel,
+}
+
+/// Search settings. [`MctsConfig::default`] is the setting for playing
+/// strength (no noise, best move); [`MctsConfig::self_play`] adds the
+/// exploration self-play needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsConfig {
+    /// Simulations per move below the root (the root's own evaluation is extra).
+    pub sims: u32,
+    /// PUCT or Gumbel root search.
+    pub root: RootMode,
+    /// PUCT exploration constant c_init of AlphaZero's c(s) = c_init + ln((1 + N + c_base) / c_base).
+    pub cpuct: f32,
+    /// PUCT c_base (AlphaZero: 19652); the exploration term grows slowly with visits.
+    pub cpuct_base: f32,
+    /// First-play urgency: an unvisited child is valued at the parent's Q minus
+    /// `fpu_reduction * sqrt(sum of priors of visited children)` (Leela Chess Zero).
+    pub fpu_reduction: f32,
+    /// Leaves gathered per evaluator call from one tree, kept apart by virtual loss.
+    pub batch_size: u32,
+    /// Each pending evaluation counts as this many lost visits along its path.
+    pub virtual_loss: f32,
+    /// Root exploration noise: Dirichlet noise in PUCT, Gumbel samples in Gumbel mode.
+    pub noise: bool,
+    /// Dirichlet alpha = `dirichlet_alpha_scale / number of legal moves`, so the
+    /// noise stays equally spread whatever the branching (AlphaZero's 0.3 for
+    /// chess is about 10 / 35 moves).
+    pub dirichlet_alpha_scale: f32,
+    /// Share of the Dirichlet noise in the root priors (AlphaZero: 0.25).
+    pub dirichlet_epsilon: f32,
+    /// Gumbel: number of root actions sampled without replacement (m).
+    pub gumbel_m: u32,
+    /// Gumbel: c_visit of sigma(q) = (c_visit + max_b N(b)) * c_scale * q.
+    pub gumbel_c_visit: f32,
+    /// Gumbel: c_scale of sigma(q) (with q min-max rescaled to [0, 1], as mctx does).
+    pub gumbel_c_scale: f32,
+    /// Temperature for moves played before ply `temperature_plies` (PUCT move
+    /// choice by visits^(1/T)).
+    pub temperature: f32,
+    /// Game plies (counted from the game's start) that use `temperature`.
+    pub temperature_plies: u32,
+    /// Temperature after that; 0 plays the most visited move.
+    pub final_temperature: f32,
+    /// Keep the subtree of the played move for the next search.
+    pub reuse_tree: bool,
+}
+
+impl Default for MctsConfig {
+    fn default() -> MctsConfig {
+        MctsConfig {
+            sims: 800,
+            root: RootMode::Puct,
+            cpuct: 1.25,
+            cpuct_base: 19652.0,
+            fpu_reduction: 0.25,
+            batch_size: 1,
+            virtual_loss: 1.0,
+            noise: false,
+            dirichlet_alpha_scale: 10.0,
+            dirichlet_epsilon: 0.25,
+            gumbel_m: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
+            temperature: 1.0,
+            temperature_plies: 0,
+            final_temperature: 0.0,
+            reuse_tree: true,
+        }
+    }
+}
+
+impl MctsConfig {
+    /// The self-play setting: root noise on and temperature 1 for the first 30
+    /// plies (then the most visited move); everything else as [`Default`].
+    pub fn self_play() -> MctsConfig {
+        MctsConfig {
+            noise: true,
+            temperature_plies: 30,
+            ..MctsConfig::default()
+        }
+    }
+
+    /// The temperature for a move at game ply `ply`.
+    pub fn temperature_at(&self, ply: usize) -> f32 {
+        if (ply as u64) < self.temperature_plies as u64 {
+            self.temperature
+        } else {
+            self.final_temperature
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The game interface the search is written against, and its implementation
+//! for halatafl's [`Game`].
+//!
+//! The search keeps one scratch game at the root and walks down the tree by
+//! [`SearchGame::play`] and back by [`SearchGame::undo`], so a node stores only
+//! the move that leads to it, never a position or a history.
+
+use halatafl_rules::{Game, Move, Position};
+use std::fmt;
+
+/// A finished game from the point of view of the side to move.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Terminal {
+    Win,
+    Draw,
+    Loss,
+}
+
+impl Terminal {
+    /// The same result seen by the other player.
+    #[inline]
+    pub fn flip(self) -> Terminal {
+        match self {
+            Terminal::Win => Terminal::Loss,
+            Terminal::Draw => Terminal::Draw,
+            Terminal::Loss => Terminal::Win,
+        }
+    }
+
+    /// +1, 0 or -1.
+    #[inline]
+    pub fn score(self) -> f32 {
+        match self {
+            Terminal::Win => 1.0,
+            Terminal::Draw => 0.0,
+            Terminal::Loss => -1.0,
+        }
+    }
+}
+
+/// A two-player, zero-sum game with strictly alternating turns (no passes),
+/// as the search sees it. Both halatafl variants and tic-tac-toe fit.
+///
+/// The value of a state is always taken from the point of view of the side to
+/// move there; the search flips it at every ply, which is why alternation is
+/// required.
+pub trait SearchGame: Clone + Send + Sync + 'static {
+    /// A move. Stored in every tree node, so keep it small and `Copy`.
+    type Move: Copy + PartialEq + Send + Sync + fmt::Debug + 'static;
+    /// What a leaf evaluator receives for each position to evaluate: enough to
+    /// compute its inputs, and to rebuild a game for rollouts.
+    type Leaf: Clone + Send + Sync + 'static;
+
+    /// Appends the legal moves of the current state to `out` (not cleared), in
+    /// a fixed order: the order evaluators return their priors in.
+    fn legal_moves(&self, out: &mut Vec<Self::Move>);
+
+    /// The result if the game is over now, for the side to move; the caller
+    /// says whether that side has a legal move (it has just generated them).
+    fn terminal(&self, has_legal_move: bool) -> Option<Terminal>;
+
+    /// Plays a move returned by `legal_moves` for the current state.
+    fn play(&mut self, mv: Self::Move);
+
+    /// Takes back the last move played.
+    fn undo(&mut self);
+
+    /// Moves played since the start of the game (the temperature schedule
+    /// counts these).
+    fn ply(&self) -> usize;
+
+    /// The current state as an evaluator input.
+    fn leaf(&self) -> Self::Leaf;
+
+    /// A game that starts from a leaf (rollouts play on from it). History
+    /// before the leaf is lost, except what the leaf carries.
+    fn from_leaf(leaf: &Self::Leaf) -> Self;
+}
+
+/// What an evaluator gets for a Two Foxes (or classic) position: the position
+/// (pieces, side to move, quiet-ply counter) and how many times it has stood
+/// on the board in its game, counting now ([`Game::repetitions`]): 1 or 2 for
+/// a position the search evaluates (3 is a draw and never evaluated).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TwoFoxesLeaf {
+    pub position: Position,
+    pub repetitions: u8,
+}
+
+/// The halatafl game: legal moves in the order of [`Position::legal_moves`],
+/// end rules 1 to 5 through [`Game::outcome_given`], so repetition and
+/// fifty-move draws are seen inside the tree (the scratch game carries the
+/// real history of the game being played up to the root).
+impl SearchGame for Game {
+    type Move = Move;
+    type Leaf = TwoFoxesLeaf;
+
+    #[inline]
+    fn legal_moves(&self, out: &mut Vec<Move>) {
+        out.extend_from_slice(&self.position().legal_moves());
+    }
+
+    #[inline]
+    fn terminal(&self, has_legal_move: bool) -> Option<Terminal> {
+        let side = self.position().side();
+        self.outcome_given(has_legal_move)
+            .map(|outcome| match outcome.winner {
+                None => Terminal::Draw,
+                Some(w) if w == side => Terminal::Win,
+                Some(_) => Terminal::Loss,
+            })
+    }
+
+    #[inline]
+    fn play(&mut self, mv: Move) {
+        self.play_unchecked(mv);
+    }
+
+    #[inline]
+    fn undo(&mut self) {
+        Game::undo(self);
+    }
+
+    #[inline]
+    fn ply(&self) -> usize {
+        Game::ply(self)
+    }
+
+    #[inline]
+    fn leaf(&self) -> TwoFoxesLeaf {
+        TwoFoxesLeaf {
+            position: *self.position(),
+            repetitions: self.repetitions().min(u8::MAX as usize) as u8,
+        }
+    }
+
+    fn from_leaf(leaf: &TwoFoxesLeaf) -> Game {
+        Game::new(leaf.position)
+    }
+}

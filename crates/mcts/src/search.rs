@@ -1,0 +1,870 @@
+//! One search tree over one game, driven in rounds of gather / evaluate / apply
+//! so that leaves from many trees can share an evaluator call.
+//!
+//! # Algorithm
+//! AlphaZero PUCT (Silver et al. 2018): at a node with N visits (in-flight ones
+//! included) pick the child maximising
+//!
+//! ```text
+//! Q(a) + c(N) * P(a) * sqrt(N) / (1 + N(a)),   c(N) = c_init + ln((1 + N + c_base) / c_base)
+//! ```
+//!
+//! with Q in [-1, 1] the mean `win - loss` for the side to move, first-play
+//! urgency for unvisited children (`Q = Q(parent) - fpu * sqrt(visited prior)`),
+//! and at the root P mixed with Dirichlet(alpha = scale / moves) noise. Values
+//! are win/draw/loss triples; a node keeps the sums of `win - loss` and of
+//! `draw`, so both Q and the draw share come back out.
+//!
+//! Virtual loss: a leaf sent for evaluation counts as `virtual_loss` lost
+//! visits on every node of its path until its value arrives, so the next
+//! selections of the same batch spread out. A selection that reaches a leaf
+//! already waiting is a collision; gathering stops after `batch_size` of them.
+//!
+//! MCTS-solver (Winands, Björnsson, Saito 2008): end positions are scored by
+//! the rules (repetition and fifty-move draws included, since the scratch game
+//! carries the real history). A node with a child proven won for the side to
+//! move is proven won; one whose children are all proven is proven with the
+//! best of them. Selection skips proven losses, reaching a proven node backs
+//! up its exact value without descending, and the search stops once the root
+//! is proven. Move choice takes a proven win (an immediate one first) and
+//! avoids proven losses.
+
+use crate::config::{MctsConfig, RootMode};
+use crate::eval::{Evaluations, Evaluator, LeafBatch, Wdl};
+use crate::game::{SearchGame, Terminal};
+use crate::gumbel::{self, ChildStats, GumbelRoot};
+use crate::tree::{Kind, Proven, Tree, ROOT};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma};
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+struct PendingLeaf {
+    node: u32,
+    batch_index: u32,
+    path_start: u32,
+    path_len: u32,
+    /// False for the root's own evaluation (no virtual loss, not a simulation).
+    counted: bool,
+}
+
+/// What a search found at its root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult<M> {
+    /// The root's legal moves, in the order of `SearchGame::legal_moves`.
+    pub moves: Vec<M>,
+    /// Visits of each move.
+    pub visits: Vec<u32>,
+    /// The improved policy, the self-play training target: the visit
+    /// distribution (PUCT) or softmax(logits + sigma(completed Q)) (Gumbel).
+    /// Solved moves override it: proven wins share all of it, proven losses
+    /// get none (unless every move is lost).
+    pub policy: Vec<f32>,
+    /// Mean `win - loss` of each move for the side to move (0 if unvisited;
+    /// exact if proven).
+    pub q: Vec<f32>,
+    /// Each move's proven result for the side to move at the root, if solved.
+    pub proven_moves: Vec<Option<Terminal>>,
+    /// The root's value for the side to move.
+    pub value: Wdl,
+    /// The root's proven result for the side to move, if solved.
+    pub proven: Option<Terminal>,
+    /// Simulations run for this move.
+    pub simulations: u32,
+    /// Nodes in the tree.
+    pub nodes: usize,
+}
+
+/// A search tree and the game at its root. See the module docs.
+pub struct Search<G: SearchGame> {
+    config: MctsConfig,
+    game: G,
+    tree: Tree<G::Move>,
+    rng: ChaCha8Rng,
+    /// Root priors with noise (PUCT), one per root child; valid once `root_ready`.
+    root_priors: Vec<f32>,
+    root_ready: bool,
+    budget: u32,
+    done: u32,
+    in_flight: u32,
+    pending: Vec<PendingLeaf>,
+    paths: Vec<u32>,
+    path: Vec<u32>,
+    moves: Vec<G::Move>,
+    gumbel: GumbelRoot,
+    stats: Vec<ChildStats>,
+    sigma: Vec<f32>,
+    scratch: Vec<f32>,
+    own_batch: LeafBatch<G>,
+    own_evals: Evaluations,
+}
+
+impl<G: SearchGame> Search<G> {
+    /// A search rooted at the current state of `game`; `seed` drives noise and
+    /// move sampling.
+    pub fn new(game: G, config: MctsConfig, seed: u64) -> Search<G> {
+        let mut moves = Vec::new();
+        game.legal_moves(&mut moves);
+        let dummy = moves
+            .first()
+            .copied()
+            .unwrap_or_else(|| panic_no_moves::<G>());
+        let budget = config.sims;
+        Search {
+            config,
+            game,
+            tree: Tree::new(dummy),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            root_priors: Vec::new(),
+            root_ready: false,
+            budget,
+            done: 0,
+            in_flight: 0,
+            pending: Vec::new(),
+            paths: Vec::new(),
+            path: Vec::new(),
+            moves,
+            gumbel: GumbelRoot::default(),
+            stats: Vec::new(),
+            sigma: Vec::new(),
+            scratch: Vec::new(),
+            own_batch: LeafBatch::new(),
+            own_evals: Evaluations::new(),
+        }
+    }
+
+    pub fn config(&self) -> &MctsConfig {
+        &self.config
+    }
+
+    /// The game at the root.
+    pub fn game(&self) -> &G {
+        &self.game
+    }
+
+    /// Nodes in the tree.
+    pub fn nodes(&self) -> usize {
+        self.tree.nodes.len()
+    }
+
+    /// Reseeds noise and sampling (a new game).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+    }
+
+    /// Starts the search for a move with `sims` simulations below the root.
+    pub fn start_move(&mut self, sims: u32) {
+        assert!(
+            self.pending.is_empty(),
+            "start_move with evaluations pending"
+        );
+        self.budget = sims;
+        self.done = 0;
+        self.root_ready = false;
+        if self.tree.root().kind() == Kind::Expanded {
+            self.prepare_root();
+        }
+    }
+
+    /// Whether the search for this move is over (budget spent, root solved,
+    /// a single legal move, or the game is over) with nothing in flight.
+    pub fn is_finished(&self) -> bool {
+        self.pending.is_empty() && self.search_done()
+    }
+
+    fn search_done(&self) -> bool {
+        let root = self.tree.root();
+        match root.kind() {
+            Kind::Terminal => true,
+            Kind::Fresh | Kind::Pending => false,
+            Kind::Expanded => {
+                root.proven() != Proven::Unknown
+                    || root.num_children <= 1
+                    || match self.config.root {
+                        RootMode::Puct => self.done + self.in_flight >= self.budget,
+                        RootMode::Gumbel => self.root_ready && self.gumbel.done,
+                    }
+            }
+        }
+    }
+
+    /// Selects up to `batch_size` leaves and appends them to `batch` (which may
+    /// hold other searches' leaves). Returns how many were added. Selections
+    /// that end in a finished game are backed up at once and count as
+    /// simulations without using the evaluator.
+    pub fn gather(&mut self, batch: &mut LeafBatch<G>) -> usize {
+        match self.tree.root().kind() {
+            Kind::Terminal | Kind::Pending => return 0,
+            Kind::Fresh => return self.gather_root(batch),
+            Kind::Expanded => {}
+        }
+        if !self.root_ready {
+            self.prepare_root();
+        }
+        let max = self.config.batch_size.max(1) as usize;
+        let (mut added, mut collisions) = (0usize, 0usize);
+        while added < max && collisions < max {
+            if self.config.root == RootMode::Gumbel
+                && self.gumbel.schedule.is_empty()
+                && self.in_flight == 0
+                && !self.gumbel.done
+            {
+                self.end_gumbel_phase();
+            }
+            if self.search_done() {
+                break;
+            }
+            let forced = match self.config.root {
+                RootMode::Puct => None,
+                RootMode::Gumbel => match self.gumbel.next_action() {
+                    Some(a) => Some(a),
+                    None => break,
+                },
+            };
+            match self.simulate(forced, batch) {
+                Step::Added => added += 1,
+                Step::Backed => {}
+                Step::Collision => {
+                    collisions += 1;
+                    if let Some(a) = forced {
+                        self.gumbel.requeue(a);
+                    }
+                }
+            }
+        }
+        added
+    }
+
+    /// The root's own evaluation (the first gather of a fresh tree).
+    fn gather_root(&mut self, batch: &mut LeafBatch<G>) -> usize {
+        self.moves.clear();
+        self.game.legal_moves(&mut self.moves);
+        if let Some(t) = self.game.terminal(!self.moves.is_empty()) {
+            let root = &mut self.tree.nodes[ROOT as usize];
+            root.set_kind(Kind::Terminal);
+            root.set_proven(Proven::from_terminal(t.flip()));
+            return 0;
+        }
+        self.tree.nodes[ROOT as usize].set_kind(Kind::Pending);
+        let index = batch.push(self.game.leaf(), &self.moves);
+        self.pending.push(PendingLeaf {
+            node: ROOT,
+            batch_index: index as u32,
+            path_start: self.paths.len() as u32,
+            path_len: 1,
+            counted: false,
+        });
+        self.paths.push(ROOT);
+        1
+    }
+
+    /// One selection from the root (through root child `forced` if given).
+    fn simulate(&mut self, forced: Option<u32>, batch: &mut LeafBatch<G>) -> Step {
+        self.path.clear();
+        self.path.push(ROOT);
+        let mut node = ROOT;
+        loop {
+            let n = &self.tree.nodes[node as usize];
+            if n.kind() != Kind::Expanded || (node != ROOT && n.proven() != Proven::Unknown) {
+                break;
+            }
+            let child = match (node, forced) {
+                (ROOT, Some(a)) => n.first_child + a,
+                _ => self.select_child(node),
+            };
+            self.game.play(self.tree.nodes[child as usize].mv);
+            self.path.push(child);
+            node = child;
+        }
+        let leaf = self.tree.nodes[node as usize];
+        let step = if leaf.proven() != Proven::Unknown {
+            let (q, d) = proven_value(leaf.proven());
+            self.backup(q, d, false);
+            self.done += 1;
+            Step::Backed
+        } else if leaf.kind() == Kind::Pending {
+            Step::Collision
+        } else {
+            self.moves.clear();
+            self.game.legal_moves(&mut self.moves);
+            if let Some(t) = self.game.terminal(!self.moves.is_empty()) {
+                let proven = Proven::from_terminal(t.flip());
+                let n = &mut self.tree.nodes[node as usize];
+                n.set_kind(Kind::Terminal);
+                n.set_proven(proven);
+                let (q, d) = proven_value(proven);
+                self.backup(q, d, false);
+                self.propagate_proof();
+                self.done += 1;
+                Step::Backed
+            } else {
+                self.tree.nodes[node as usize].set_kind(Kind::Pending);
+                for &i in &self.path {
+                    self.tree.nodes[i as usize].in_flight += 1;
+                }
+                let index = batch.push(self.game.leaf(), &self.moves);
+                self.pending.push(PendingLeaf {
+                    node,
+                    batch_index: index as u32,
+                    path_start: self.paths.len() as u32,
+                    path_len: self.path.len() as u32,
+                    counted: true,
+                });
+                self.paths.extend_from_slice(&self.path);
+                self.in_flight += 1;
+                Step::Added
+            }
+        };
+        for _ in 1..self.path.len() {
+            self.game.undo();
+        }
+        step
+    }
+
+    /// Expands the leaves this search added to `batch` with the evaluator's
+    /// answers and backs their values up. Leaves of other searches are ignored.
+    pub fn apply(&mut self, batch: &LeafBatch<G>, evals: &Evaluations) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut root_expanded = false;
+        for p in &pending {
+            let i = p.batch_index as usize;
+            let moves = batch.moves(i);
+            let priors = evals.priors(i);
+            let value = evals.value(i);
+            assert_eq!(
+                moves.len(),
+                priors.len(),
+                "an evaluator must return one prior per legal move"
+            );
+            assert!(moves.len() <= u16::MAX as usize, "too many legal moves");
+            let sum: f32 = priors.iter().map(|&p| clean(p)).sum();
+            let uniform = !(sum > 0.0 && sum.is_finite());
+            let n = moves.len() as f32;
+            let first = self.tree.add_children(
+                moves,
+                priors
+                    .iter()
+                    .map(|&p| if uniform { 1.0 / n } else { clean(p) / sum }),
+            );
+            let node = &mut self.tree.nodes[p.node as usize];
+            node.first_child = first;
+            node.num_children = moves.len() as u16;
+            node.set_kind(Kind::Expanded);
+            node.raw_q = value.q();
+            self.path.clear();
+            self.path.extend_from_slice(
+                &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
+            );
+            // The leaf's value is for its side to move; its node stores the mover's.
+            self.backup(-value.q(), value.draw, p.counted);
+            if p.counted {
+                self.done += 1;
+                self.in_flight -= 1;
+            } else {
+                root_expanded = true;
+            }
+        }
+        self.pending = pending;
+        self.pending.clear();
+        self.paths.clear();
+        if root_expanded {
+            self.prepare_root();
+        }
+    }
+
+    /// Runs this search alone to the end of its budget (`sims` below the
+    /// root) or until `deadline`, and returns the result.
+    pub fn run<E: Evaluator<G> + ?Sized>(
+        &mut self,
+        evaluator: &E,
+        sims: u32,
+        deadline: Option<Instant>,
+    ) -> SearchResult<G::Move> {
+        self.start_move(sims);
+        let mut batch = std::mem::take(&mut self.own_batch);
+        let mut evals = std::mem::take(&mut self.own_evals);
+        while !self.is_finished() {
+            batch.clear();
+            let added = self.gather(&mut batch);
+            if added > 0 {
+                evals.prepare(&batch);
+                evaluator.evaluate(&batch, &mut evals);
+                self.apply(&batch, &evals);
+            } else if !self.is_finished() && self.pending.is_empty() {
+                // Nothing selectable is left (every path collides with itself
+                // cannot happen with nothing in flight, so this is a spent
+                // schedule): stop rather than spin.
+                break;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) && self.root_ready {
+                break;
+            }
+        }
+        self.own_batch = batch;
+        self.own_evals = evals;
+        self.result()
+    }
+
+    /// Backs `q` (for the mover into the last node of `self.path`) and draw
+    /// share `d` up the path, flipping `q` at every ply.
+    fn backup(&mut self, mut q: f32, d: f32, remove_virtual_loss: bool) {
+        for &i in self.path.iter().rev() {
+            let n = &mut self.tree.nodes[i as usize];
+            n.visits += 1;
+            n.value_sum += q;
+            n.draw_sum += d;
+            if remove_virtual_loss {
+                n.in_flight -= 1;
+            }
+            q = -q;
+        }
+    }
+
+    /// After the last node of `self.path` was proven: proves its ancestors
+    /// while the solver rules allow.
+    fn propagate_proof(&mut self) {
+        for k in (0..self.path.len().saturating_sub(1)).rev() {
+            let parent = self.path[k] as usize;
+            if self.tree.nodes[parent].proven() != Proven::Unknown {
+                break;
+            }
+            let mut all_proven = true;
+            let mut any_draw = false;
+            let mut proven = Proven::Unknown;
+            for c in self.tree.nodes[parent].children() {
+                match self.tree.nodes[c].proven() {
+                    // The child's mover is this node's side to move.
+                    Proven::Win => {
+                        proven = Proven::Loss;
+                        break;
+                    }
+                    Proven::Draw => any_draw = true,
+                    Proven::Loss => {}
+                    Proven::Unknown => all_proven = false,
+                }
+            }
+            if proven == Proven::Unknown && all_proven {
+                proven = if any_draw { Proven::Draw } else { Proven::Win };
+            }
+            if proven == Proven::Unknown {
+                break;
+            }
+            self.tree.nodes[parent].set_proven(proven);
+        }
+    }
+
+    fn select_child(&mut self, node: u32) -> u32 {
+        if self.config.root == RootMode::Gumbel && node != ROOT {
+            return self.select_gumbel(node);
+        }
+        let c = &self.config;
+        let parent = &self.tree.nodes[node as usize];
+        let n_parent = (parent.visits + parent.in_flight as u32) as f32;
+        let cpuct = c.cpuct + ((1.0 + n_parent + c.cpuct_base) / c.cpuct_base).ln();
+        let explore = cpuct * n_parent.max(1.0).sqrt();
+        let range = parent.children();
+        let nodes = &self.tree.nodes[range.clone()];
+        let use_root_priors = node == ROOT && self.root_ready;
+        let prior = |i: usize| {
+            if use_root_priors {
+                self.root_priors[i]
+            } else {
+                nodes[i].prior()
+            }
+        };
+        let mut visited_prior = 0.0;
+        for (i, ch) in nodes.iter().enumerate() {
+            if ch.visits + ch.in_flight as u32 > 0 {
+                visited_prior += prior(i);
+            }
+        }
+        let fpu = -parent.q() - c.fpu_reduction * f32::sqrt(visited_prior);
+        let mut best = 0usize;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, ch) in nodes.iter().enumerate() {
+            let proven = ch.proven();
+            if proven == Proven::Loss {
+                continue;
+            }
+            let n = (ch.visits + ch.in_flight as u32) as f32;
+            let q = if proven == Proven::Draw {
+                0.0
+            } else if n == 0.0 {
+                fpu
+            } else {
+                (ch.value_sum - c.virtual_loss * ch.in_flight as f32) / n
+            };
+            let score = q + explore * prior(i) / (1.0 + n);
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        range.start as u32 + best as u32
+    }
+
+    /// Fills `self.stats` with the children of `node` as Gumbel sees them.
+    fn child_stats(&mut self, node: u32) {
+        let vl = self.config.virtual_loss;
+        self.stats.clear();
+        let parent = &self.tree.nodes[node as usize];
+        for ch in &self.tree.nodes[parent.children()] {
+            let n = ch.visits + ch.in_flight as u32;
+            let proven = ch.proven();
+            let q = match proven {
+                Proven::Unknown if n > 0 => (ch.value_sum - vl * ch.in_flight as f32) / n as f32,
+                Proven::Unknown => 0.0,
+                p => proven_value(p).0,
+            };
+            self.stats.push(ChildStats {
+                prior: ch.prior(),
+                visits: n as f32,
+                q,
+                proven: proven != Proven::Unknown,
+            });
+        }
+    }
+
+    /// Danihelka et al. eq. 14: argmax π'(a) - N(a) / (1 + ΣN).
+    fn select_gumbel(&mut self, node: u32) -> u32 {
+        self.child_stats(node);
+        let raw_q = self.tree.nodes[node as usize].raw_q;
+        gumbel::sigma_completed_q(&self.stats, raw_q, &self.config, &mut self.sigma);
+        gumbel::improved_policy(&self.stats, &self.sigma, &mut self.scratch);
+        let sum_n: f32 = self.stats.iter().map(|s| s.visits).sum();
+        let mut best = 0;
+        let mut best_score = f32::NEG_INFINITY;
+        let first = self.tree.nodes[node as usize].first_child;
+        for (i, s) in self.stats.iter().enumerate() {
+            if self.tree.nodes[first as usize + i].proven() == Proven::Loss {
+                continue;
+            }
+            let score = self.scratch[i] - s.visits / (1.0 + sum_n);
+            if score > best_score {
+                best_score = score;
+                best = i;
+            }
+        }
+        first + best as u32
+    }
+
+    /// Root set-up for a new move: noisy priors (PUCT) or the Gumbel schedule.
+    fn prepare_root(&mut self) {
+        self.root_ready = true;
+        let root = *self.tree.root();
+        let range = root.children();
+        self.root_priors.clear();
+        self.root_priors
+            .extend(self.tree.nodes[range.clone()].iter().map(|c| c.prior()));
+        let n = range.len();
+        if n == 0 {
+            return;
+        }
+        match self.config.root {
+            RootMode::Puct => {
+                if self.config.noise && n > 1 {
+                    let alpha = (self.config.dirichlet_alpha_scale / n as f32).max(1e-3);
+                    let gamma = Gamma::new(alpha, 1.0).expect("alpha is positive");
+                    let noise: Vec<f32> = (0..n)
+                        .map(|_| gamma.sample(&mut self.rng).max(0.0))
+                        .collect();
+                    let sum: f32 = noise.iter().sum();
+                    if sum > 0.0 {
+                        let eps = self.config.dirichlet_epsilon;
+                        for (p, x) in self.root_priors.iter_mut().zip(noise) {
+                            *p = (1.0 - eps) * *p + eps * x / sum;
+                        }
+                    }
+                }
+            }
+            RootMode::Gumbel => {
+                self.gumbel.g.clear();
+                for _ in 0..n {
+                    let g = if self.config.noise {
+                        let u: f64 = self.rng.random_range(1e-12..1.0);
+                        -(-u.ln()).ln() as f32
+                    } else {
+                        0.0
+                    };
+                    self.gumbel.g.push(g);
+                }
+                let scores: Vec<f32> = self
+                    .gumbel
+                    .g
+                    .iter()
+                    .zip(&self.root_priors)
+                    .map(|(g, &p)| g + gumbel::logit(p))
+                    .collect();
+                let excluded: Vec<bool> = self.tree.nodes[range]
+                    .iter()
+                    .map(|c| c.proven() == Proven::Loss)
+                    .collect();
+                self.gumbel
+                    .start(&scores, &excluded, self.config.gumbel_m, self.budget);
+            }
+        }
+    }
+
+    /// g + logits + sigma(q̂) for every root child.
+    fn gumbel_root_scores(&mut self) -> Vec<f32> {
+        self.child_stats(ROOT);
+        let raw_q = self.tree.root().raw_q;
+        gumbel::sigma_completed_q(&self.stats, raw_q, &self.config, &mut self.sigma);
+        self.stats
+            .iter()
+            .zip(&self.sigma)
+            .zip(&self.gumbel.g)
+            .map(|((s, sig), g)| g + gumbel::logit(s.prior) + sig)
+            .collect()
+    }
+
+    fn end_gumbel_phase(&mut self) {
+        let scores = self.gumbel_root_scores();
+        self.gumbel.end_phase(&scores);
+    }
+
+    /// The search's findings at the root (call once [`Search::is_finished`]).
+    pub fn result(&mut self) -> SearchResult<G::Move> {
+        let root = *self.tree.root();
+        let children = &self.tree.nodes[root.children()];
+        let moves: Vec<G::Move> = children.iter().map(|c| c.mv).collect();
+        let visits: Vec<u32> = children.iter().map(|c| c.visits).collect();
+        let q: Vec<f32> = children
+            .iter()
+            .map(|c| match c.proven() {
+                Proven::Unknown => c.q(),
+                p => proven_value(p).0,
+            })
+            .collect();
+        let policy = match self.config.root {
+            RootMode::Puct => {
+                let total: u32 = visits.iter().sum();
+                if total == 0 {
+                    children.iter().map(|c| c.prior()).collect()
+                } else {
+                    visits.iter().map(|&v| v as f32 / total as f32).collect()
+                }
+            }
+            RootMode::Gumbel => {
+                self.child_stats(ROOT);
+                gumbel::sigma_completed_q(&self.stats, root.raw_q, &self.config, &mut self.sigma);
+                let mut out = Vec::new();
+                gumbel::improved_policy(&self.stats, &self.sigma, &mut out);
+                out
+            }
+        };
+        // Solved moves override the search statistics: a proven win takes the
+        // whole target (shared among the winning moves), proven losses none.
+        let mut policy = policy;
+        let children = &self.tree.nodes[root.children()];
+        let wins: Vec<bool> = children.iter().map(|c| c.proven() == Proven::Win).collect();
+        let keep: Vec<bool> = if wins.iter().any(|&w| w) {
+            wins
+        } else {
+            children
+                .iter()
+                .map(|c| c.proven() != Proven::Loss)
+                .collect()
+        };
+        if keep.iter().any(|&k| k) {
+            for (p, &k) in policy.iter_mut().zip(&keep) {
+                if !k {
+                    *p = 0.0;
+                }
+            }
+            let sum: f32 = policy.iter().sum();
+            if sum > 0.0 {
+                policy.iter_mut().for_each(|p| *p /= sum);
+            } else {
+                let n = keep.iter().filter(|&&k| k).count() as f32;
+                for (p, &k) in policy.iter_mut().zip(&keep) {
+                    *p = if k { 1.0 / n } else { 0.0 };
+                }
+            }
+        }
+        let proven_moves = children.iter().map(|c| c.proven().terminal()).collect();
+        let proven = root.proven().terminal().map(Terminal::flip);
+        let value = match proven {
+            Some(t) => Wdl::from_terminal(t),
+            None if root.visits > 0 => Wdl::from_q_draw(-root.q(), root.draw()),
+            None => Wdl::DRAW,
+        };
+        SearchResult {
+            moves,
+            visits,
+            policy,
+            q,
+            proven_moves,
+            value,
+            proven,
+            simulations: self.done,
+            nodes: self.tree.nodes.len(),
+        }
+    }
+
+    /// The move to play: a proven win if there is one (an immediate win
+    /// first), never a proven loss if anything else is left; otherwise by
+    /// visits at the temperature of the game's ply (PUCT) or the best
+    /// remaining Gumbel candidate. `None` if the game is over.
+    pub fn choose_move(&mut self) -> Option<G::Move> {
+        let root = *self.tree.root();
+        if root.kind() != Kind::Expanded || root.num_children == 0 {
+            return None;
+        }
+        let range = root.children();
+        let first = range.start;
+        let children: Vec<_> = self.tree.nodes[range].to_vec();
+        let win = |c: &crate::tree::Node<G::Move>| c.proven() == Proven::Win;
+        if let Some(i) = (0..children.len())
+            .filter(|&i| win(&children[i]))
+            .max_by_key(|&i| (children[i].kind() == Kind::Terminal, children[i].visits))
+        {
+            return Some(self.tree.nodes[first + i].mv);
+        }
+        let mut allowed: Vec<usize> = (0..children.len())
+            .filter(|&i| children[i].proven() != Proven::Loss)
+            .collect();
+        if allowed.is_empty() {
+            allowed = (0..children.len()).collect();
+        }
+        let pick = match self.config.root {
+            RootMode::Gumbel if self.root_ready && !self.gumbel.considered.is_empty() => {
+                let scores = self.gumbel_root_scores();
+                let candidates: Vec<usize> = self
+                    .gumbel
+                    .considered
+                    .iter()
+                    .map(|&a| a as usize)
+                    .filter(|a| allowed.contains(a))
+                    .collect();
+                let candidates = if candidates.is_empty() {
+                    allowed
+                } else {
+                    candidates
+                };
+                *candidates
+                    .iter()
+                    .max_by(|&&a, &&b| scores[a].total_cmp(&scores[b]))
+                    .expect("candidates are not empty")
+            }
+            _ => {
+                let t = self.config.temperature_at(self.game.ply());
+                let total: u64 = allowed.iter().map(|&i| children[i].visits as u64).sum();
+                if t > 0.01 && total > 0 {
+                    let weights: Vec<f64> = allowed
+                        .iter()
+                        .map(|&i| (children[i].visits as f64).powf(1.0 / t as f64))
+                        .collect();
+                    let sum: f64 = weights.iter().sum();
+                    let mut x = self.rng.random_range(0.0..sum);
+                    let mut chosen = *allowed.last().expect("allowed is not empty");
+                    for (k, w) in weights.iter().enumerate() {
+                        if x < *w {
+                            chosen = allowed[k];
+                            break;
+                        }
+                        x -= w;
+                    }
+                    chosen
+                } else {
+                    *allowed
+                        .iter()
+                        .max_by(|&&a, &&b| {
+                            let (ca, cb) = (&children[a], &children[b]);
+                            ca.visits
+                                .cmp(&cb.visits)
+                                .then(ca.q().total_cmp(&cb.q()))
+                                .then(ca.prior().total_cmp(&cb.prior()))
+                        })
+                        .expect("allowed is not empty")
+                }
+            }
+        };
+        Some(self.tree.nodes[first + pick].mv)
+    }
+
+    /// Plays `mv` at the root: the game moves on, and with `reuse_tree` the
+    /// subtree under `mv` becomes the new tree.
+    pub fn play(&mut self, mv: G::Move) {
+        assert!(self.pending.is_empty(), "play with evaluations pending");
+        let root = *self.tree.root();
+        let child = root
+            .children()
+            .find(|&c| self.tree.nodes[c].mv == mv)
+            .map(|c| c as u32);
+        match child {
+            Some(c)
+                if self.config.reuse_tree && self.tree.nodes[c as usize].kind() != Kind::Fresh =>
+            {
+                self.tree.reroot(c)
+            }
+            _ => self.tree.reset(mv),
+        }
+        self.game.play(mv);
+        self.root_ready = false;
+        self.in_flight = 0;
+        self.done = 0;
+    }
+
+    /// Replaces the game (and drops the tree).
+    pub fn set_game(&mut self, game: G) {
+        assert!(self.pending.is_empty(), "set_game with evaluations pending");
+        let mv = self.tree.root().mv;
+        self.tree.reset(mv);
+        self.game = game;
+        self.root_ready = false;
+        self.in_flight = 0;
+        self.done = 0;
+    }
+}
+
+enum Step {
+    Added,
+    Backed,
+    Collision,
+}
+
+fn panic_no_moves<G: SearchGame>() -> G::Move {
+    panic!("Search::new needs a game whose side to move has a legal move")
+}
+
+/// A prior as the search uses it: non-negative and finite, else 0.
+#[inline]
+fn clean(p: f32) -> f32 {
+    if p.is_finite() && p > 0.0 {
+        p
+    } else {
+        0.0
+    }
+}
+
+/// (win - loss, draw) of a proven result, for the mover.
+fn proven_value(p: Proven) -> (f32, f32) {
+    match p {
+        Proven::Win => (1.0, 0.0),
+        Proven::Loss => (-1.0, 0.0),
+        Proven::Draw => (0.0, 1.0),
+        Proven::Unknown => (0.0, 0.0),
+    }
+}
+
+impl<G: SearchGame> Search<G> {
+    /// The most visited line from the root, at most `max_len` moves.
+    pub fn principal_variation(&self, max_len: usize) -> Vec<G::Move> {
+        let mut pv = Vec::new();
+        let mut node = ROOT as usize;
+        while pv.len() < max_len {
+            let n = &self.tree.nodes[node];
+            let Some(best) = n.children().max_by_key(|&c| self.tree.nodes[c].visits) else {
+                break;
+            };
+            if self.tree.nodes[best].visits == 0 {
+                break;
+            }
+            pv.push(self.tree.nodes[best].mv);
+            node = best;
+        }
+        pv
+    }
+}

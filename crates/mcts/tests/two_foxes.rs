@@ -1,0 +1,394 @@
+//! Search behaviour on Two Foxes positions: tactics, agreement with minimax,
+//! batching, Gumbel, tree reuse, the agent and its spec.
+
+use halatafl_agent::{Agent, AgentSpec, Budget};
+use halatafl_mcts::{
+    from_spec, Evaluator, Lockstep, MctsAgent, MctsConfig, RolloutEvaluator, RootMode, Search,
+    SearchGame, Terminal, UniformEvaluator,
+};
+use halatafl_rules::{Game, Move, Position, Variant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn game(fen: &str) -> Game {
+    Game::new(Position::from_fen(fen, Variant::two_foxes()).expect("test position parses"))
+}
+
+fn configs() -> Vec<(&'static str, MctsConfig)> {
+    let base = MctsConfig {
+        sims: 400,
+        ..MctsConfig::default()
+    };
+    vec![
+        ("puct", base.clone()),
+        (
+            "puct-batch8",
+            MctsConfig {
+                batch_size: 8,
+                ..base.clone()
+            },
+        ),
+        (
+            "puct-noise",
+            MctsConfig {
+                noise: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "gumbel",
+            MctsConfig {
+                root: RootMode::Gumbel,
+                noise: true,
+                ..base.clone()
+            },
+        ),
+    ]
+}
+
+fn best_move<E: Evaluator<Game>>(g: &Game, config: &MctsConfig, eval: &E, seed: u64) -> Move {
+    let mut search = Search::new(g.clone(), config.clone(), seed);
+    search.run(eval, config.sims, None);
+    search.choose_move().expect("position has moves")
+}
+
+/// Pen filled by e4-e5 (the only move that fills it).
+const PEN_FILL: &str = "GGG/GGG/..GG.../....G../......./.../F.F g 0";
+/// c3xc5xe5 takes two geese and leaves eight; e1xe3 takes one.
+const DOUBLE_CAPTURE: &str = "GGG/GGG/G..G.../..G..../..F..../..G/..F f 0";
+/// Nine geese; some goose moves let a fox capture (eight left: lost).
+const NINE_GEESE: &str = ".../.../..F.F../......./GGGGGGG/GG./... g 0";
+
+#[test]
+fn takes_immediate_wins() {
+    for (fen, expected) in [(PEN_FILL, "e4-e5"), (DOUBLE_CAPTURE, "c3xc5xe5")] {
+        let g = game(fen);
+        for (name, config) in configs() {
+            for seed in 0..3 {
+                let mv = best_move(&g, &config, &RolloutEvaluator::new(seed, 300), seed);
+                assert_eq!(mv.to_string(), expected, "{name} seed {seed} on {fen}");
+                let mv = best_move(&g, &config, &UniformEvaluator, seed);
+                assert_eq!(mv.to_string(), expected, "{name} uniform on {fen}");
+            }
+        }
+        // The root is solved and the training target is all on the win.
+        let mut search = Search::new(g.clone(), MctsConfig::default(), 0);
+        let result = search.run(&UniformEvaluator, 200, None);
+        assert_eq!(result.proven, Some(Terminal::Win));
+        let i = result
+            .moves
+            .iter()
+            .position(|m| m.to_string() == expected)
+            .unwrap();
+        assert!((result.policy[i] - 1.0).abs() < 1e-6, "{:?}", result.policy);
+        assert!(result.value.win > 0.999);
+    }
+}
+
+/// Moves after which a fox capture is possible (and so the geese lose).
+fn losing_goose_moves(g: &Game) -> Vec<Move> {
+    g.position()
+        .legal_moves()
+        .into_iter()
+        .filter(|&m| {
+            let mut next = *g.position();
+            next.play_unchecked(m);
+            next.legal_moves().iter().any(|r| r.is_capture())
+        })
+        .collect()
+}
+
+#[test]
+fn avoids_immediate_loss() {
+    let g = game(NINE_GEESE);
+    let losing = losing_goose_moves(&g);
+    let all = g.position().legal_moves();
+    assert!(
+        !losing.is_empty() && losing.len() < all.len(),
+        "position must mix safe and losing moves"
+    );
+    for (name, config) in configs() {
+        for seed in 0..3 {
+            let mv = best_move(&g, &config, &RolloutEvaluator::new(seed, 300), seed);
+            assert!(
+                !losing.contains(&mv),
+                "{name} seed {seed} played losing {mv}"
+            );
+            let mv = best_move(&g, &config, &UniformEvaluator, seed);
+            assert!(!losing.contains(&mv), "{name} uniform played losing {mv}");
+        }
+    }
+}
+
+/// Negamax with the rules' end conditions; `None` below the horizon.
+fn negamax(g: &mut Game, depth: u32) -> Option<i32> {
+    let moves = g.position().legal_moves();
+    if let Some(t) = SearchGame::terminal(g, !moves.is_empty()) {
+        return Some(t.score() as i32);
+    }
+    if depth == 0 {
+        return None;
+    }
+    let mut best: Option<i32> = Some(-1);
+    for m in moves {
+        g.play_unchecked(m);
+        let v = negamax(g, depth - 1).map(|v| -v);
+        g.undo();
+        best = match (best, v) {
+            (_, Some(1)) => return Some(1),
+            (Some(b), Some(v)) => Some(b.max(v)),
+            _ => None,
+        };
+    }
+    // Unknown children can still be wins: only a proven loss or draw bound stays.
+    best
+}
+
+/// Positions from seeded random games where depth-3 minimax (rules' end
+/// conditions, unknown = 0) has a unique best move: the only move that wins
+/// by force within three plies.
+fn forced_win_positions(count: usize) -> Vec<(Game, Move)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut found = Vec::new();
+    'games: for _ in 0..400 {
+        let mut g = Game::start_of(Variant::two_foxes());
+        while g.outcome().is_none() {
+            let moves = g.position().legal_moves();
+            if moves.len() >= 3 {
+                let mut winners = Vec::new();
+                for &m in &moves {
+                    g.play_unchecked(m);
+                    if negamax(&mut g, 2) == Some(-1) {
+                        winners.push(m);
+                    }
+                    g.undo();
+                }
+                if winners.len() == 1 {
+                    found.push((g.clone(), winners[0]));
+                    if found.len() == count {
+                        break 'games;
+                    }
+                    continue 'games;
+                }
+            }
+            let m = moves[rng.random_range(0..moves.len())];
+            g.play_unchecked(m);
+        }
+    }
+    found
+}
+
+#[test]
+fn most_visited_move_is_the_minimax_move() {
+    let positions = forced_win_positions(8);
+    assert!(
+        positions.len() >= 4,
+        "found only {} test positions",
+        positions.len()
+    );
+    for (g, win) in &positions {
+        for (name, config) in configs() {
+            // Gumbel's halving gives every root move an equal share first, so
+            // with uninformative (uniform) values it needs playouts and more
+            // simulations to see a win three plies deep behind ~17 replies.
+            let gumbel = config.root == RootMode::Gumbel;
+            let mut search = Search::new(g.clone(), config.clone(), 3);
+            let result = if gumbel {
+                search.run(&RolloutEvaluator::new(3, 300), 2000, None)
+            } else {
+                search.run(&UniformEvaluator, 800, None)
+            };
+            let mv = search.choose_move().unwrap();
+            assert_eq!(
+                mv,
+                *win,
+                "{name} at {}: {:?} {:?} {:?}",
+                g.position(),
+                result.moves,
+                result.proven_moves,
+                result.visits
+            );
+            let best = (0..result.moves.len())
+                .max_by(|&a, &b| result.policy[a].total_cmp(&result.policy[b]))
+                .unwrap();
+            assert_eq!(
+                result.moves[best],
+                *win,
+                "{name} policy at {}",
+                g.position()
+            );
+            assert_eq!(
+                result.proven,
+                Some(Terminal::Win),
+                "{name} at {}",
+                g.position()
+            );
+        }
+    }
+}
+
+#[test]
+fn lockstep_matches_independent_searches() {
+    let config = MctsConfig {
+        sims: 200,
+        batch_size: 4,
+        ..MctsConfig::default()
+    };
+    let start = Game::start_of(Variant::two_foxes());
+    let mut searches: Vec<Search<Game>> = (0..6)
+        .map(|i| Search::new(start.clone(), config.clone(), i))
+        .collect();
+    let mut lockstep = Lockstep::new();
+    for ply in 0..6 {
+        for s in &mut searches {
+            s.start_move(200);
+        }
+        let mut rounds = 0;
+        while lockstep.step(&mut searches, &UniformEvaluator) > 0 {
+            rounds += 1;
+        }
+        // Several trees and several leaves per tree share each call.
+        assert!(rounds < 200, "ply {ply}: {rounds} rounds for 200 sims");
+        for (i, s) in searches.iter_mut().enumerate() {
+            assert!(s.is_finished());
+            let result = s.result();
+            if result.moves.len() > 1 && result.proven.is_none() {
+                assert_eq!(result.simulations, 200, "search {i} ply {ply}");
+            }
+            assert!((result.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            // Identical trees and seeds give identical results to a lone search.
+            let mut alone = Search::new(s.game().clone(), config.clone(), i as u64);
+            let _ = alone.run(&UniformEvaluator, 200, None);
+            if ply == 0 {
+                assert_eq!(alone.result().visits, result.visits);
+            }
+            let mv = s.choose_move().unwrap();
+            s.play(mv);
+        }
+    }
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let start = Game::start_of(Variant::two_foxes());
+    let mut search = Search::new(start, MctsConfig::default(), 1);
+    let result = search.run(&UniformEvaluator, 2000, None);
+    let mv = search.choose_move().unwrap();
+    let i = result.moves.iter().position(|&m| m == mv).unwrap();
+    let child_visits = result.visits[i];
+    search.play(mv);
+    search.start_move(0);
+    let after = search.result();
+    let total: u32 = after.visits.iter().sum();
+    // The child's visits are its own expansion plus its children's.
+    assert_eq!(total + 1, child_visits);
+    let result = search.run(&UniformEvaluator, 500, None);
+    assert_eq!(result.simulations, 500);
+    assert_eq!(result.visits.iter().sum::<u32>(), total + 500);
+    assert_eq!(search.game().ply(), 1);
+}
+
+#[test]
+fn gumbel_policy_target_and_few_simulations() {
+    let g = Game::start_of(Variant::two_foxes());
+    for sims in [1u32, 4, 16, 64] {
+        let config = MctsConfig {
+            root: RootMode::Gumbel,
+            noise: true,
+            ..MctsConfig::default()
+        };
+        let mut search = Search::new(g.clone(), config, sims as u64);
+        let result = search.run(&RolloutEvaluator::new(1, 300), sims, None);
+        assert!(result.simulations <= sims && result.simulations >= sims.min(6) / 2);
+        assert!((result.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        assert!(
+            result.policy.iter().all(|&p| p > 0.0),
+            "completed-Q policy covers every move"
+        );
+        assert!(search.choose_move().is_some());
+    }
+}
+
+#[test]
+fn repetition_draws_are_seen_in_the_tree() {
+    // Foxes and one goose shuffle; after move 9 the geese can put the
+    // position after move 2 on the board a third time with b5-a5: a draw.
+    let mut g = Game::start_of(Variant::two_foxes());
+    for m in [
+        "c7-c6", "a4-a5", "c6-c7", "a5-b5", "c7-c6", "b5-a5", "c6-c7", "a5-b5", "c7-c6",
+    ] {
+        g.play_str(m).unwrap();
+    }
+    let mut s = Search::new(g.clone(), MctsConfig::default(), 0);
+    let result = s.run(&RolloutEvaluator::new(0, 300), 300, None);
+    let i = result
+        .moves
+        .iter()
+        .position(|m| m.to_string() == "b5-a5")
+        .unwrap();
+    assert_eq!(result.proven_moves[i], Some(Terminal::Draw));
+    assert_eq!(result.q[i], 0.0);
+    assert_eq!(result.proven_moves.iter().flatten().count(), 1);
+    let mut g2 = g.clone();
+    g2.play_str("b5-a5").unwrap();
+    assert_eq!(g2.repetitions(), 3);
+}
+
+#[test]
+fn agent_plays_legal_moves_and_reuses_its_tree() {
+    let spec = AgentSpec::parse("mcts:sims=200,batch=4", "").unwrap();
+    let mut fox = MctsAgent::from_spec(&spec, 1).unwrap();
+    let mut goose = MctsAgent::from_spec(
+        &AgentSpec::parse("mcts:sims=100,gumbel=true", "").unwrap(),
+        2,
+    )
+    .unwrap();
+    fox.new_game(3);
+    goose.new_game(4);
+    let mut g = Game::start_of(Variant::two_foxes());
+    for _ in 0..12 {
+        if g.outcome().is_some() {
+            break;
+        }
+        let agent: &mut MctsAgent = if g.ply() % 2 == 0 {
+            &mut fox
+        } else {
+            &mut goose
+        };
+        let d = agent.choose(&g, &Budget::default());
+        assert!(g.position().is_legal(d.mv));
+        assert!(d.value.unwrap().abs() <= 1.0);
+        assert!(d.info.nodes > 0);
+        g.play(d.mv).unwrap();
+    }
+    assert_eq!(fox.spec(), "mcts:batch=4,sims=200");
+    let d = fox.choose(
+        &g,
+        &Budget {
+            sims: Some(10),
+            ..Budget::default()
+        },
+    );
+    assert!(d.info.nodes <= 10);
+}
+
+#[test]
+fn spec_options_are_validated() {
+    let parse = |s: &str| from_spec(&AgentSpec::parse(s, "").unwrap(), &[]);
+    let p = parse("mcts:sims=50,cpuct=2,gumbel=true,m=8,batch=16,eval=uniform").unwrap();
+    assert_eq!(p.config.sims, 50);
+    assert_eq!(p.config.root, RootMode::Gumbel);
+    assert_eq!(p.config.gumbel_m, 8);
+    assert_eq!(p.config.batch_size, 16);
+    let err = parse("mcts:sims=50,depth=3").unwrap_err().to_string();
+    assert!(
+        err.contains("depth") && err.contains("cpuct") && err.contains("gumbel"),
+        "{err}"
+    );
+    assert!(parse("mcts:sims=0").is_err());
+    assert!(parse("mcts:cpuct=-1").is_err());
+    assert!(parse("mcts:eps=2").is_err());
+    assert!(parse("mcts:eval=network").is_err());
+    assert!(parse("mcts:gumbel=yes").is_err());
+    assert!(from_spec(&AgentSpec::parse("mcts:net=a.pt", "").unwrap(), &["net"]).is_ok());
+}
