@@ -31,7 +31,8 @@ impl Setup {
     /// Parses `<placement> <side> [<quiet>]`. Errors name the row and the
     /// 1-based character of the whole string where the problem is.
     pub fn parse(text: &str) -> Result<Setup, PositionError> {
-        // Fields with their 1-based starting column.
+        // Fields with their 1-based starting column, counted in characters
+        // (not bytes: a non-ASCII space before a field must not shift it).
         let mut fields = Vec::new();
         let mut start = None;
         for (i, c) in text
@@ -41,7 +42,7 @@ impl Setup {
             match (c.is_whitespace(), start) {
                 (false, None) => start = Some(i),
                 (true, Some(s)) => {
-                    fields.push((s + 1, &text[s..i]));
+                    fields.push((text[..s].chars().count() + 1, &text[s..i]));
                     start = None;
                 }
                 _ => {}
@@ -87,7 +88,7 @@ impl Setup {
                     }
                 }
             }
-            column += text_row.len() + 1;
+            column += found + 1;
         }
         let (col, side) = fields[1];
         let side = match side {

@@ -5,7 +5,7 @@
 //! history. Also: the parsers never panic on arbitrary text.
 
 use halatafl_rules::{
-    perft, EndReason, Game, Move, MoveText, Outcome, Position, Setup, Side, Variant,
+    perft, EndReason, Game, Move, MoveText, Outcome, Position, PositionError, Setup, Side, Variant,
     FIFTY_MOVE_PLIES,
 };
 use proptest::prelude::*;
@@ -126,7 +126,7 @@ fn check_step(before: &Position, m: Move, after: &Position) {
 /// (no capture, no forward step) with probability `quiet_bias` when there is
 /// one, so that repetitions and long quiet runs happen. Checks every position
 /// and move, and the game's repetition count against a plain scan.
-fn random_game(v: usize, seed: u64, plies: usize, quiet_bias: f64) {
+fn random_game(v: usize, seed: u64, plies: usize, quiet_bias: f64) -> Option<Outcome> {
     let variant: Variant = VARIANTS[v].parse().unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut game = Game::start_of(variant);
@@ -178,6 +178,30 @@ fn random_game(v: usize, seed: u64, plies: usize, quiet_bias: f64) {
         again.play_str(word).unwrap();
     }
     assert_eq!(again.positions(), game.positions());
+    game.outcome()
+}
+
+/// The quiet-biased games above do reach both draw rules (so the property
+/// covers them), and the plain random ones reach the wins.
+#[test]
+fn random_games_reach_every_end() {
+    let mut seen = std::collections::HashSet::new();
+    for seed in 0..120u64 {
+        let v = (seed % VARIANTS.len() as u64) as usize;
+        let bias = if seed % 2 == 0 { 0.97 } else { 0.0 };
+        if let Some(o) = random_game(v, seed, 600, bias) {
+            seen.insert(o.reason);
+        }
+    }
+    for reason in [
+        EndReason::Threefold,
+        EndReason::FiftyMoves,
+        EndReason::FewerThanNine,
+        EndReason::FewerThanFour,
+        EndReason::NoMoves,
+    ] {
+        assert!(seen.contains(&reason), "no random game ended by {reason}");
+    }
 }
 
 proptest! {
@@ -249,4 +273,66 @@ proptest! {
         let start = Position::start(Variant::classic(13, true).unwrap());
         let _ = start.parse_move(&text);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Regression: the character numbers in position-string errors count
+    /// characters, not bytes, so they still point at the bad character when a
+    /// non-ASCII space (U+00A0, U+3000) comes before it. One character of the
+    /// start position is replaced by a bad one; the error must name it.
+    #[test]
+    fn error_columns_point_at_the_bad_character(
+        spaces in prop::collection::vec(
+            prop::sample::select(vec!["", " ", "\u{a0}", "\u{3000}", "\t "]), 3),
+        target in 0usize..35,
+        bad in prop::sample::select(vec!['X', 'é', '#', 'ж']),
+    ) {
+        let fields = ["F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG", "f", "0"];
+        // The content characters (no `/`), in order: 33 in the placement, then
+        // the side and the counter.
+        let mut text = String::new();
+        let mut content = 0;
+        let mut expected_column = 0;
+        for (k, field) in fields.iter().enumerate() {
+            text.push_str(if k == 0 && spaces[0].is_empty() { "" } else if k > 0 && spaces[k].is_empty() { " " } else { spaces[k] });
+            for c in field.chars() {
+                if c != '/' && content == target {
+                    expected_column = text.chars().count() + 1;
+                    text.push(bad);
+                } else {
+                    text.push(c);
+                }
+                if c != '/' {
+                    content += 1;
+                }
+            }
+        }
+        let error = Setup::parse(&text).expect_err("one bad character");
+        let column = match error {
+            PositionError::BadPiece { column, ch, .. } => {
+                prop_assert_eq!(ch, bad);
+                column
+            }
+            PositionError::BadSide { column, .. } | PositionError::BadQuiet { column, .. } => column,
+            other => panic!("unexpected error {other} for {text:?}"),
+        };
+        prop_assert_eq!(column, expected_column, "{:?}: {}", text, error);
+        prop_assert_eq!(text.chars().nth(column - 1), Some(bad));
+    }
+}
+
+#[test]
+fn error_column_after_a_wide_space() {
+    // U+3000 is one character (three bytes): `X` is character 21.
+    let error = Setup::parse("\u{3000}F.F/.../......./GGGXGGG/GGGGGGG/GGG/GGG f 0").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("row 4, character 21 (point d4)"),
+        "{error}"
+    );
+    let error = Setup::parse("F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG\u{a0}x 0").unwrap_err();
+    assert!(error.to_string().contains("`x` at character 41"), "{error}");
 }
