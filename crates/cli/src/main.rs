@@ -1,7 +1,9 @@
 //! `halatafl`: the workbench's one command.
 
 mod agents;
+mod board_text;
 mod commands;
+mod protocol;
 mod variant_args;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +28,9 @@ enum Command {
     Tournament(commands::tournament::TournamentArgs),
     Train(commands::train::TrainArgs),
     BenchNet(commands::bench_net::BenchNetArgs),
+    Report(commands::report::ReportArgs),
+    Play(commands::play::PlayArgs),
+    Engine(commands::engine::EngineArgs),
 }
 
 fn main() {
@@ -38,6 +43,9 @@ fn main() {
         Command::Tournament(a) => commands::tournament::run(a),
         Command::Train(a) => commands::train::run(a),
         Command::BenchNet(a) => commands::bench_net::run(a),
+        Command::Report(a) => commands::report::run(a),
+        Command::Play(a) => commands::play::run(a),
+        Command::Engine(a) => commands::engine::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

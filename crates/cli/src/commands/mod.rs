@@ -1,8 +1,11 @@
 //! One file per subcommand.
 pub mod bench_net;
+pub mod engine;
 pub mod match_cmd;
 pub mod moves;
 pub mod perft;
+pub mod play;
 pub mod replay;
+pub mod report;
 pub mod tournament;
 pub mod train;

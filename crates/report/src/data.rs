@@ -1,0 +1,295 @@
+//! Reading a run directory and turning evaluation games into scores.
+
+use crate::{io_error, ReportError};
+use halatafl_arena::stats::Record;
+pub use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
+use serde::de::DeserializeOwned;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Everything a report shows, read from a run directory.
+#[derive(Clone, Debug, Default)]
+pub struct RunData {
+    pub dir: PathBuf,
+    /// `config.toml` as written by the trainer (every default spelled out).
+    pub config_text: String,
+    /// `config.toml` parsed loosely, so runs of older versions still report.
+    pub config: toml::Table,
+    /// `run.json` (git revision, start time, command), when present.
+    pub run_info: Option<serde_json::Value>,
+    pub selfplay: Vec<SelfPlayRow>,
+    pub train: Vec<TrainRow>,
+    pub eval: Vec<EvalRow>,
+}
+
+impl RunData {
+    /// The config value at `section.key`, formatted (strings without quotes).
+    pub fn config_value(&self, section: &str, key: &str) -> Option<String> {
+        let value = self.config.get(section)?.get(key)?;
+        Some(match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        })
+    }
+}
+
+/// Rows of a CSV file; a missing file has none (a run that has not reached
+/// that stage yet).
+fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReportError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader = csv::Reader::from_path(path).map_err(|e| io_error(path, e))?;
+    reader
+        .deserialize()
+        .enumerate()
+        .map(|(i, row)| {
+            row.map_err(|e| ReportError::Csv {
+                path: path.display().to_string(),
+                row: i + 1,
+                why: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Reads `config.toml`, `run.json`, `selfplay.csv`, `train.csv` and `eval.csv`.
+pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
+    let config_path = dir.join("config.toml");
+    if !config_path.exists() {
+        return Err(ReportError::NotARun {
+            path: dir.display().to_string(),
+        });
+    }
+    let config_text =
+        std::fs::read_to_string(&config_path).map_err(|e| io_error(&config_path, e))?;
+    let config: toml::Table = config_text
+        .parse()
+        .map_err(|e| io_error(&config_path, format!("not valid TOML: {e}")))?;
+    let info_path = dir.join("run.json");
+    let run_info = match std::fs::read_to_string(&info_path) {
+        Ok(text) => Some(
+            serde_json::from_str(&text)
+                .map_err(|e| io_error(&info_path, format!("not valid JSON: {e}")))?,
+        ),
+        Err(_) => None,
+    };
+    Ok(RunData {
+        dir: dir.to_path_buf(),
+        config_text,
+        config,
+        run_info,
+        selfplay: read_rows(&dir.join("selfplay.csv"))?,
+        train: read_rows(&dir.join("train.csv"))?,
+        eval: read_rows(&dir.join("eval.csv"))?,
+    })
+}
+
+/// Which games of the trained network a score counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Perspective {
+    Overall,
+    AsFoxes,
+    AsGeese,
+}
+
+impl Perspective {
+    pub const ALL: [Perspective; 3] = [
+        Perspective::Overall,
+        Perspective::AsFoxes,
+        Perspective::AsGeese,
+    ];
+}
+
+impl fmt::Display for Perspective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Perspective::Overall => "overall",
+            Perspective::AsFoxes => "as foxes",
+            Perspective::AsGeese => "as geese",
+        })
+    }
+}
+
+/// The trained network's score against one opponent in one generation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScorePoint {
+    pub generation: u32,
+    pub opponent: String,
+    pub perspective: Perspective,
+    pub record: Record,
+    pub score: f64,
+    /// 95% Wilson interval of the score.
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Whether the trained network had the foxes in `row` (see the crate docs).
+pub fn trained_side(row: &EvalRow) -> Perspective {
+    let own = format!("gen_{:04}.", row.generation);
+    let is_me = |spec: &str| spec.starts_with("net:") && spec.contains(&own);
+    match (is_me(&row.foxes), is_me(&row.geese)) {
+        (true, false) => Perspective::AsFoxes,
+        (false, true) => Perspective::AsGeese,
+        _ if row.game % 2 == 1 => Perspective::AsFoxes,
+        _ => Perspective::AsGeese,
+    }
+}
+
+/// Scores per generation, opponent (in order of first appearance) and
+/// perspective, from `eval.csv` rows.
+pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
+    let mut keys: Vec<(u32, String)> = Vec::new();
+    for r in rows {
+        let key = (r.generation, r.opponent.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let mut opponents: Vec<&str> = Vec::new();
+    for r in rows {
+        if !opponents.contains(&r.opponent.as_str()) {
+            opponents.push(&r.opponent);
+        }
+    }
+    let rank = |o: &str| opponents.iter().position(|x| *x == o).unwrap_or(0);
+    keys.sort_by_key(|(g, o)| (rank(o), *g));
+    let mut out = Vec::new();
+    for (generation, opponent) in keys {
+        let mut records = [Record::default(); 3];
+        for r in rows
+            .iter()
+            .filter(|r| r.generation == generation && r.opponent == opponent)
+        {
+            let side = trained_side(r);
+            let mine = match side {
+                Perspective::AsFoxes => "foxes",
+                _ => "geese",
+            };
+            let result = match r.result.as_str() {
+                "draw" => 0,
+                w if w == mine => 1,
+                _ => -1,
+            };
+            records[0].add(result);
+            records[if side == Perspective::AsFoxes { 1 } else { 2 }].add(result);
+        }
+        for (perspective, record) in Perspective::ALL.into_iter().zip(records) {
+            let (low, high) = record.interval();
+            out.push(ScorePoint {
+                generation,
+                opponent: opponent.clone(),
+                perspective,
+                record,
+                score: record.score(),
+                low,
+                high,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn eval_row(generation: u32, opponent: &str, game: usize, result: &str) -> EvalRow {
+        let me = format!("net:ckpt=/r/checkpoints/gen_{generation:04}.safetensors,sims=8");
+        let other = if opponent == "previous" {
+            format!(
+                "net:ckpt=/r/checkpoints/gen_{:04}.safetensors,sims=8",
+                generation - 1
+            )
+        } else {
+            opponent.to_string()
+        };
+        let (foxes, geese) = if game % 2 == 1 {
+            (me, other)
+        } else {
+            (other, me)
+        };
+        EvalRow {
+            generation,
+            opponent: opponent.into(),
+            game,
+            opening: (game - 1) / 2,
+            opening_moves: String::new(),
+            foxes,
+            geese,
+            result: result.into(),
+            reason: "no-moves".into(),
+            plies: 40,
+            moves: String::new(),
+            foxes_seconds: 0.1,
+            geese_seconds: 0.1,
+            seed: 1,
+            variant: "two-foxes".into(),
+        }
+    }
+
+    #[test]
+    fn side_from_spec_and_parity() {
+        let mut r = eval_row(3, "previous", 1, "foxes");
+        assert_eq!(trained_side(&r), Perspective::AsFoxes);
+        r = eval_row(3, "previous", 2, "foxes");
+        assert_eq!(trained_side(&r), Perspective::AsGeese);
+        // A moved run: the specs still name gen_0003, parity is not needed.
+        r.game = 7;
+        assert_eq!(trained_side(&r), Perspective::AsGeese);
+        // Neither spec names the generation: parity decides.
+        r.geese = "net:ckpt=elsewhere.safetensors".into();
+        assert_eq!(trained_side(&r), Perspective::AsFoxes);
+    }
+
+    #[test]
+    fn scores_per_side() {
+        // Gen 1 vs random: the net wins both foxes games, wins one geese game
+        // and draws the other: 3.5 / 4 overall, 1.0 as foxes, 0.75 as geese.
+        let rows = vec![
+            eval_row(1, "random", 1, "foxes"),
+            eval_row(1, "random", 2, "geese"),
+            eval_row(1, "random", 3, "foxes"),
+            eval_row(1, "random", 4, "draw"),
+            eval_row(1, "previous", 1, "geese"),
+            eval_row(1, "previous", 2, "geese"),
+            eval_row(2, "random", 1, "geese"),
+            eval_row(2, "random", 2, "foxes"),
+        ];
+        let scores = eval_scores(&rows);
+        assert_eq!(scores.len(), 9);
+        let find = |g: u32, o: &str, p: Perspective| {
+            scores
+                .iter()
+                .find(|s| s.generation == g && s.opponent == o && s.perspective == p)
+                .unwrap()
+                .clone()
+        };
+        let overall = find(1, "random", Perspective::Overall);
+        assert_eq!(overall.record.games(), 4);
+        assert!((overall.score - 0.875).abs() < 1e-12);
+        assert!(overall.low < overall.score && overall.high > overall.score);
+        assert_eq!(find(1, "random", Perspective::AsFoxes).score, 1.0);
+        assert_eq!(find(1, "random", Perspective::AsGeese).score, 0.75);
+        // vs previous: won as geese (game 2), lost as foxes (game 1).
+        assert_eq!(find(1, "previous", Perspective::AsFoxes).score, 0.0);
+        assert_eq!(find(1, "previous", Perspective::AsGeese).score, 1.0);
+        assert_eq!(find(2, "random", Perspective::Overall).score, 0.0);
+        // Ordered by opponent (first seen), then generation.
+        let order: Vec<(u32, &str)> = scores
+            .iter()
+            .filter(|s| s.perspective == Perspective::Overall)
+            .map(|s| (s.generation, s.opponent.as_str()))
+            .collect();
+        assert_eq!(order, vec![(1, "random"), (2, "random"), (1, "previous")]);
+    }
+}

@@ -1,0 +1,98 @@
+//! A training run, for people: `halatafl report <run>` writes the key plots
+//! (PNG and SVG) and a Markdown summary into `<run>/report/`, with no Python.
+//!
+//! The run directory's CSV files are read with the row structs the trainer
+//! writes them with ([`SelfPlayRow`], [`TrainRow`], [`EvalRow`] from
+//! `halatafl-train`), so a column the trainer renames breaks this crate's
+//! build rather than its output.
+//!
+//! Strength is the trained network's score against each evaluation opponent,
+//! `(wins + draws / 2) / games`, overall and per side, with the 95% Wilson
+//! score interval (Wilson 1927; see `halatafl_arena::stats`), the same numbers
+//! `halatafl match` prints. Which side the network played is read from the
+//! game row: the network's spec names its own checkpoint (`gen_NNNN`) of the
+//! row's generation; when both or neither spec do (a run directory that was
+//! moved), the arena's numbering decides: the first agent of a match, the
+//! network, has the foxes in odd-numbered games.
+
+mod data;
+mod markdown;
+mod plots;
+
+pub use data::{eval_scores, load_run, trained_side, Perspective, RunData, ScorePoint};
+pub use markdown::markdown_report;
+pub use plots::{register_font, Figure};
+
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ReportError {
+    #[error("{path}: {why}")]
+    Io { path: String, why: String },
+    #[error("{path}: row {row}: {why}")]
+    Csv {
+        path: String,
+        row: usize,
+        why: String,
+    },
+    #[error("{path} is not a run directory (no config.toml; make one with `halatafl train`)")]
+    NotARun { path: String },
+    #[error("drawing {file}: {why}")]
+    Plot { file: String, why: String },
+}
+
+/// What [`write_report`] wrote.
+#[derive(Clone, Debug)]
+pub struct ReportFiles {
+    pub dir: PathBuf,
+    /// Every file written, the Markdown summary last.
+    pub files: Vec<PathBuf>,
+}
+
+/// Reads the run in `run_dir` and writes `strength`, `training` and
+/// `selfplay` as `.png` and `.svg`, and `report.md`, into `out_dir`
+/// (`<run_dir>/report` when `None`). Each file is written atomically.
+pub fn write_report(run_dir: &Path, out_dir: Option<&Path>) -> Result<ReportFiles, ReportError> {
+    let run = load_run(run_dir)?;
+    let dir = out_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| run_dir.join("report"));
+    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+    let mut files = Vec::new();
+    for figure in Figure::ALL {
+        files.extend(plots::draw_figure(figure, &run, &dir)?);
+    }
+    let md = dir.join("report.md");
+    write_atomically(&md, markdown_report(&run).as_bytes())?;
+    files.push(md);
+    Ok(ReportFiles { dir, files })
+}
+
+pub(crate) fn io_error(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Io {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    }
+}
+
+/// A temporary name in the same directory as `path`, keeping its extension
+/// (the bitmap backend picks the image format from it).
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".tmp{}-{name}", std::process::id()))
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let temp = temp_path(path);
+    std::fs::write(&temp, bytes)
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            io_error(path, e)
+        })
+}
