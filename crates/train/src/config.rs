@@ -242,6 +242,9 @@ pub struct EvalSection {
     pub simulations: u32,
     /// Random opening plies (each opening played with both colours).
     pub opening_plies: usize,
+    /// Leaves per network call in the trained agent's search (virtual loss);
+    /// evaluation games run one search each, so this is what fills batches.
+    pub leaves_per_tree: u32,
 }
 
 impl Default for EvalSection {
@@ -256,6 +259,7 @@ impl Default for EvalSection {
             ],
             simulations: 64,
             opening_plies: 2,
+            leaves_per_tree: 4,
         }
     }
 }
@@ -386,6 +390,20 @@ impl RunConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shipped_config_is_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                RunConfig::load(&path).unwrap();
+                seen += 1;
+            }
+        }
+        assert!(seen >= 4, "quick, default, classic and ci configs");
+    }
 
     #[test]
     fn unknown_keys_are_named_and_defaults_round_trip() {

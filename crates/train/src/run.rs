@@ -562,9 +562,10 @@ impl Run {
     /// The trained agent's spec for generation `g`.
     pub fn agent_spec(&self, generation: u32) -> String {
         format!(
-            "net:ckpt={},sims={}",
+            "net:ckpt={},sims={},batch={}",
             self.checkpoint(generation).display(),
-            self.config.eval.simulations
+            self.config.eval.simulations,
+            self.config.eval.leaves_per_tree
         )
     }
 
@@ -574,7 +575,12 @@ impl Run {
         base_factory: &BaseFactory,
     ) -> Result<Vec<MatchSummary>, String> {
         let cfg = &self.config;
-        let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
+        // Evaluation games run one search per thread: waiting for other
+        // callers to fill a batch would mostly add latency.
+        let registry = Arc::new(NetRegistry::new(EvaluatorConfig {
+            max_wait: std::time::Duration::from_micros(50),
+            ..self.evaluator_config()
+        }));
         let device = cfg.run.device.clone();
         let precision = cfg.network.precision.clone();
         let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {

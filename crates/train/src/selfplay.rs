@@ -216,9 +216,16 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
         if slots.is_empty() {
             break;
         }
-        lockstep.run(&mut searches, job.evaluator);
+        // One round of leaves from every unfinished search; searches whose
+        // move is done play it and start the next at once, so the network
+        // batch stays full instead of draining while slow searches finish.
+        lockstep.step(&mut searches, job.evaluator);
         let mut i = 0;
         while i < slots.len() {
+            if !searches[i].is_finished() {
+                i += 1;
+                continue;
+            }
             let search = &mut searches[i];
             let slot = &mut slots[i];
             let result = search.result();
