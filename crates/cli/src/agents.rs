@@ -11,6 +11,12 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           and/or T ms per move (iterative deepening),
                                           table of MiB (default 16)
                                           e.g. alphabeta:depth=6, alphabeta:ms=200
+  mcts[:sims=N][,key=value...]            Monte Carlo tree search, N simulations per move
+                                          (default 800) with random playouts; keys: eval
+                                          (rollout|uniform), rollout_plies, cpuct, cbase,
+                                          fpu, batch, vloss, gumbel=true, m, cvisit, cscale,
+                                          noise, alpha, eps, temp, temp_plies, reuse
+                                          e.g. mcts:sims=2000, mcts:sims=200,gumbel=true
   net:ckpt=PATH[,sims=N][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
                                           a trained network: MCTS with N simulations
                                           guided by it, or its raw policy with sims=0";
@@ -32,6 +38,7 @@ pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Ag
             Ok(Box::new(RandomAgent::new(seed)))
         }
         "alphabeta" => Ok(Box::new(AlphaBeta::from_spec(&parsed, seed)?)),
+        "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(&parsed, seed)?)),
         "net" => halatafl_nn::build_net_agent(&parsed, seed, net_registry()),
         _ => Err(parsed.unknown_kind(AGENT_FORMS)),
     }

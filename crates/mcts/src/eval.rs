@@ -251,8 +251,9 @@ fn fill_uniform(priors: &mut [f32]) {
     priors.iter_mut().for_each(|x| *x = p);
 }
 
-/// Classic MCTS: uniform priors and the result of one uniformly random
-/// playout from the leaf. A playout that reaches `max_plies` without an end
+/// Classic MCTS: uniform priors and the result of one random playout from
+/// the leaf, moves drawn by [`SearchGame::playout_move`] (uniform, except
+/// that Two Foxes geese avoid leaving a goose en prise: see its docs). A playout that reaches `max_plies` without an end
 /// counts as a draw.
 ///
 /// Each batch draws its random numbers from a SplitMix64 stream seeded with the
@@ -286,7 +287,7 @@ impl RolloutEvaluator {
                 let t = if flipped { t.flip() } else { t };
                 return Wdl::from_terminal(t);
             }
-            let mv = moves[rng.below(moves.len() as u64) as usize];
+            let mv = game.playout_move(&moves, rng);
             game.play(mv);
             flipped = !flipped;
         }

@@ -5,7 +5,8 @@
 //! [`SearchGame::play`] and back by [`SearchGame::undo`], so a node stores only
 //! the move that leads to it, never a position or a history.
 
-use halatafl_rules::{Game, Move, Position};
+use crate::eval::SplitMix64;
+use halatafl_rules::{Game, Move, Position, Side};
 use std::fmt;
 
 /// A finished game from the point of view of the side to move.
@@ -75,7 +76,16 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
     /// A game that starts from a leaf (rollouts play on from it). History
     /// before the leaf is lost, except what the leaf carries.
     fn from_leaf(leaf: &Self::Leaf) -> Self;
+
+    /// The playout policy of [`crate::RolloutEvaluator`]: picks one of the
+    /// (non-empty) legal `moves`. Uniformly random unless a game knows better.
+    fn playout_move(&self, moves: &[Self::Move], rng: &mut SplitMix64) -> Self::Move {
+        moves[rng.below(moves.len() as u64) as usize]
+    }
 }
+
+/// Random tries a goose gets to find a move that leaves no goose en prise.
+const SAFE_GOOSE_TRIES: u32 = 16;
 
 /// What an evaluator gets for a Two Foxes (or classic) position: the position
 /// (pieces, side to move, quiet-ply counter) and how many times it has stood
@@ -136,5 +146,28 @@ impl SearchGame for Game {
 
     fn from_leaf(leaf: &TwoFoxesLeaf) -> Game {
         Game::new(leaf.position)
+    }
+
+    /// Uniformly random, except that the geese draw again (up to 16 tries)
+    /// while the drawn move lets a fox jump. Purely random playouts are no
+    /// use here: random geese lose every game to random foxes (400 of 400
+    /// in `halatafl match random random`), so every geese move would look
+    /// equally lost. With this rule playouts end about 53% geese, 34% foxes,
+    /// 13% drawn from the start, and the value says something about the
+    /// position.
+    fn playout_move(&self, moves: &[Move], rng: &mut SplitMix64) -> Move {
+        let mut mv = moves[rng.below(moves.len() as u64) as usize];
+        let here = self.position();
+        if here.side() == Side::Geese {
+            for _ in 0..SAFE_GOOSE_TRIES {
+                let mut next = *here;
+                next.play_unchecked(mv);
+                if !next.legal_moves().iter().any(|m| m.is_capture()) {
+                    break;
+                }
+                mv = moves[rng.below(moves.len() as u64) as usize];
+            }
+        }
+        mv
     }
 }

@@ -225,3 +225,51 @@ impl<M: Copy> Tree<M> {
         self.spare.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_size() {
+        let two_foxes = std::mem::size_of::<Node<halatafl_rules::Move>>();
+        let small = std::mem::size_of::<Node<u8>>();
+        println!(
+            "bytes per node: Two Foxes {two_foxes} (move {}), u8 moves {small}",
+            std::mem::size_of::<halatafl_rules::Move>()
+        );
+        assert!(two_foxes <= 56, "{two_foxes}");
+        assert!(small <= 28, "{small}");
+    }
+
+    #[test]
+    fn prior_and_state_packing() {
+        let mut n = Node::new(0u8, 0.3);
+        assert!((n.prior() - 0.3).abs() < 0.3 / 128.0);
+        assert_eq!(Node::new(0u8, 1e-6).prior() > 0.0, true);
+        n.set_kind(Kind::Pending);
+        n.set_proven(Proven::Draw);
+        assert_eq!((n.kind(), n.proven()), (Kind::Pending, Proven::Draw));
+        n.set_kind(Kind::Terminal);
+        assert_eq!((n.kind(), n.proven()), (Kind::Terminal, Proven::Draw));
+        n.set_proven(Proven::Loss);
+        assert_eq!((n.kind(), n.proven()), (Kind::Terminal, Proven::Loss));
+    }
+
+    #[test]
+    fn reroot_keeps_ranges_contiguous() {
+        let mut t = Tree::new(0u8);
+        let c = t.add_children(&[1, 2], [0.5, 0.5].into_iter());
+        t.nodes[0].first_child = c;
+        t.nodes[0].num_children = 2;
+        let g = t.add_children(&[3, 4, 5], [0.2, 0.3, 0.5].into_iter());
+        t.nodes[2].first_child = g;
+        t.nodes[2].num_children = 3;
+        t.nodes[2].visits = 7;
+        t.reroot(2);
+        assert_eq!(t.nodes.len(), 4);
+        assert_eq!(t.root().visits, 7);
+        let moves: Vec<u8> = t.root().children().map(|i| t.nodes[i].mv).collect();
+        assert_eq!(moves, vec![3, 4, 5]);
+    }
+}
