@@ -393,7 +393,7 @@ mod tests {
             "{mv}"
         );
         assert!(
-            out[first_best - 1].starts_with("info depth 1 nodes "),
+            out[2].starts_with("info depth 1 nodes "),
             "{out:?}"
         );
         let moves = out.iter().find(|l| l.starts_with("moves ")).unwrap();

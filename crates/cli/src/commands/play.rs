@@ -92,7 +92,9 @@ fn describe(decision: &halatafl_agent::Decision, side: Side) -> String {
 }
 
 /// Plays one game: the person (`human`) types moves on `input`, `agent`
-/// answers; everything is shown on `output`.
+/// answers; everything is shown on `output`. With `echo`, each line read is
+/// written after its prompt, so a transcript of piped input reads like a
+/// terminal session.
 pub fn play_session(
     mut input: impl BufRead,
     mut output: impl Write,
@@ -100,6 +102,7 @@ pub fn play_session(
     human: Side,
     start: Position,
     seed: u64,
+    echo: bool,
 ) -> Result<SessionEnd> {
     let mut game = Game::new(start);
     let mut seconds = [0.0f64; 2];
@@ -187,6 +190,9 @@ pub fn play_session(
         }
         seconds[side as usize] += started.elapsed().as_secs_f64();
         let text = line.trim();
+        if echo {
+            writeln!(out, "{text}")?;
+        }
         show_board = false;
         match text {
             "" => {}
@@ -251,6 +257,8 @@ pub fn run(args: PlayArgs) -> Result<()> {
     println!("agent seed {seed}");
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
+    use std::io::IsTerminal;
+    let echo = !stdin.is_terminal();
     let end = play_session(
         stdin.lock(),
         stdout.lock(),
@@ -258,6 +266,7 @@ pub fn run(args: PlayArgs) -> Result<()> {
         args.side,
         start,
         seed,
+        echo,
     )?;
     match end {
         SessionEnd::Finished(row) => {
@@ -301,6 +310,7 @@ mod tests {
             human,
             Position::start(variant),
             3,
+            true,
         )
         .unwrap();
         (end, String::from_utf8(out).unwrap())
@@ -318,6 +328,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("agent plays "), "{text}");
+        assert!(text.contains("your move (foxes)> undo\n"), "{text}");
         let took = text
             .lines()
             .find(|l| l.starts_with("took back c7-c6 "))
@@ -333,10 +344,9 @@ mod tests {
 
     #[test]
     fn geese_answer_the_agent_and_end_of_input_stops() {
-        // The agent (random) moves first; the person's first move is refused
-        // (no goose on c7), the second is whatever is legal then: read from
-        // the board is not possible here, so `undo` right after the agent's
-        // move has nothing of the person's to take back.
+        // The agent (random) moves first; the person's move is refused (no
+        // goose on c7), and `undo` right after the agent's move has nothing
+        // of the person's to take back.
         let (end, text) = run_script("random", Side::Geese, "c7-c6\nundo\n");
         assert!(
             text.contains("illegal move `c7-c6`: no goose on c7"),
