@@ -20,9 +20,12 @@ pub const FIFTY_MOVE_PLIES: u16 = 100;
 
 impl Game {
     pub fn new(start: Position) -> Game {
+        // Most games end within a few hundred plies: one allocation each.
+        let mut positions = Vec::with_capacity(256);
+        positions.push(start);
         Game {
-            positions: vec![start],
-            moves: Vec::new(),
+            positions,
+            moves: Vec::with_capacity(256),
         }
     }
 

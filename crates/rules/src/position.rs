@@ -230,8 +230,9 @@ impl Position {
         let mut each = |d: usize| {
             let delta = crate::geometry::Direction::from_index(d as u8).delta();
             for to in (self.geese & g.has_line[d]).shift(delta) & empty {
-                let from = Point::from_index(g.neighbour[(d + 4) & 7][to.index()])
-                    .expect("reverse line exists");
+                // `to` was reached by a line in direction d, so its source is
+                // on the board one step back.
+                let from = Point::from_index_unchecked((to.index() as i32 - delta) as u8);
                 list.push(Move::step(from, to));
             }
         };
