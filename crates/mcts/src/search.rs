@@ -153,6 +153,13 @@ impl<G: SearchGame> Search<G> {
         self.rng = ChaCha8Rng::seed_from_u64(seed);
     }
 
+    /// Root noise on or off from the next [`Search::start_move`]: self-play
+    /// with playout cap randomization (Wu 2019, KataGo) explores only in the
+    /// full searches whose positions become training samples.
+    pub fn set_noise(&mut self, on: bool) {
+        self.config.noise = on;
+    }
+
     /// Starts the search for a move with `sims` simulations below the root.
     pub fn start_move(&mut self, sims: u32) {
         assert!(
@@ -392,9 +399,8 @@ impl<G: SearchGame> Search<G> {
                 evaluator.evaluate(&batch, &mut evals);
                 self.apply(&batch, &evals);
             } else if !self.is_finished() && self.pending.is_empty() {
-                // Nothing selectable is left (every path collides with itself
-                // cannot happen with nothing in flight, so this is a spent
-                // schedule): stop rather than spin.
+                // A gather that adds nothing with nothing in flight means the
+                // budget is spent (see `Lockstep::step`); never spin.
                 break;
             }
             if deadline.is_some_and(|d| Instant::now() >= d) && self.root_ready {

@@ -246,7 +246,7 @@ mod tests {
     fn prior_and_state_packing() {
         let mut n = Node::new(0u8, 0.3);
         assert!((n.prior() - 0.3).abs() < 0.3 / 128.0);
-        assert_eq!(Node::new(0u8, 1e-6).prior() > 0.0, true);
+        assert!(Node::new(0u8, 1e-6).prior() > 0.0);
         n.set_kind(Kind::Pending);
         n.set_proven(Proven::Draw);
         assert_eq!((n.kind(), n.proven()), (Kind::Pending, Proven::Draw));

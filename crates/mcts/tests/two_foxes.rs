@@ -350,7 +350,7 @@ fn agent_plays_legal_moves_and_reuses_its_tree() {
         if g.outcome().is_some() {
             break;
         }
-        let agent: &mut MctsAgent = if g.ply() % 2 == 0 {
+        let agent: &mut MctsAgent = if g.ply().is_multiple_of(2) {
             &mut fox
         } else {
             &mut goose
