@@ -197,6 +197,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             let play_out = rng.random_bool(cfg.selfplay.resign_playout_fraction);
             let mut search = Search::new(Game::start_of(job.variant), base.clone(), game_seed);
             let full = rng.random_bool(cfg.search.full_search_probability);
+            search.set_noise(full);
             search.start_move(if full {
                 cfg.search.simulations
             } else {
@@ -306,6 +307,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     } else {
                         cfg.search.fast_simulations
                     };
+                    searches[i].set_noise(slots[i].full);
                     searches[i].start_move(sims);
                     i += 1;
                 }
