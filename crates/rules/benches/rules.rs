@@ -5,7 +5,7 @@
 //! iteration, and the throughput lines give nodes/s and plies/s.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use halatafl_rules::{perft, Game, MoveList, Position, Variant};
+use halatafl_rules::{perft, perft_make_unmake, Game, MoveList, Position, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -68,5 +68,22 @@ fn bench_random_games(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_perft, bench_random_games);
+/// Copy-make against make/unmake, side by side on the same perft.
+fn bench_make_vs_copy(c: &mut Criterion) {
+    let mut group = c.benchmark_group("make-vs-copy");
+    group.sample_size(10);
+    let start = Position::start(Variant::two_foxes());
+    let nodes = perft(&start, 6);
+    group.throughput(Throughput::Elements(nodes));
+    group.bench_function("copy-make/depth6", |b| b.iter(|| perft(&start, 6)));
+    group.bench_function("make-unmake/depth6", |b| {
+        b.iter(|| {
+            let mut p = start;
+            perft_make_unmake(&mut p, 6)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_perft, bench_random_games, bench_make_vs_copy);
 criterion_main!(benches);

@@ -35,7 +35,7 @@ pub use game::{Game, FIFTY_MOVE_PLIES};
 pub use geometry::Direction;
 pub use moves::{Move, MoveList, MoveText, Side, MAX_JUMPS};
 pub use outcome::{EndReason, Outcome};
-pub use perft::{divide, perft};
+pub use perft::{divide, perft, perft_make_unmake};
 pub use point::Point;
 pub use position::Position;
 pub use setup::Setup;

@@ -26,6 +26,30 @@ pub fn perft(position: &Position, depth: u32) -> u64 {
     nodes
 }
 
+/// The same count with make/unmake on one position instead of copies; kept
+/// to measure the two against each other (see `benches/rules.rs`).
+pub fn perft_make_unmake(position: &mut Position, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if position.material_outcome().is_some() {
+        return 0;
+    }
+    if depth == 1 {
+        return position.count_legal_moves();
+    }
+    let mut moves = MoveList::new();
+    position.generate(&mut moves);
+    let mut nodes = 0;
+    for m in moves {
+        let quiet = position.quiet();
+        position.play_unchecked(m);
+        nodes += perft_make_unmake(position, depth - 1);
+        position.unplay_unchecked(m, quiet);
+    }
+    nodes
+}
+
 /// Perft split by first move: `(move, nodes below it)` in generation order.
 pub fn divide(position: &Position, depth: u32) -> Vec<(Move, u64)> {
     if depth == 0 || position.material_outcome().is_some() {

@@ -387,6 +387,34 @@ impl Position {
         self.hash ^= zobrist::GEESE_TO_MOVE;
     }
 
+    /// Takes back `m`, just played here by [`Position::play_unchecked`];
+    /// `quiet_before` is the counter before it. Make/unmake exists to measure
+    /// it against copy-make (`cargo bench -p halatafl-rules`, group
+    /// `make-vs-copy`); the engine's own callers copy.
+    #[inline]
+    pub fn unplay_unchecked(&mut self, m: Move, quiet_before: u16) {
+        self.side = self.side.other();
+        self.hash ^= zobrist::GEESE_TO_MOVE;
+        let (from, to) = (m.from(), m.to());
+        match self.side {
+            Side::Foxes => {
+                self.foxes = self.foxes.without(to).with(from);
+                self.hash ^= zobrist::FOX[from.index()] ^ zobrist::FOX[to.index()];
+                if m.is_capture() {
+                    self.geese ^= m.captured();
+                    for p in m.captured() {
+                        self.hash ^= zobrist::GOOSE[p.index()];
+                    }
+                }
+            }
+            Side::Geese => {
+                self.geese = self.geese.without(to).with(from);
+                self.hash ^= zobrist::GOOSE[from.index()] ^ zobrist::GOOSE[to.index()];
+            }
+        }
+        self.quiet = quiet_before;
+    }
+
     /// The position after `m`, or an error if `m` is not legal here.
     pub fn play(&self, m: Move) -> Result<Position, MoveError> {
         if !self.is_legal(m) {

@@ -84,3 +84,17 @@ fn classic_variants_match_reference() {
         }
     }
 }
+
+#[test]
+fn make_unmake_counts_and_restores_like_copy_make() {
+    use halatafl_rules::{perft, perft_make_unmake, Position, Variant};
+    for variant in [
+        Variant::two_foxes(),
+        Variant::classic(17, true).unwrap().with_corner_links(true),
+    ] {
+        let start = Position::start(variant);
+        let mut p = start;
+        assert_eq!(perft_make_unmake(&mut p, 5), perft(&start, 5));
+        assert_eq!(p, start, "make/unmake must restore the position exactly");
+    }
+}
