@@ -7,3 +7,5 @@ cd "$root"
 ./scripts/setup-torch.sh
 cargo build --release --workspace --all-targets
 cargo test --release --workspace
+# The analysis notebooks, executed headless on a small run (Python venv cached).
+./scripts/check-notebooks.sh
