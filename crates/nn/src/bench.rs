@@ -166,3 +166,31 @@ pub fn run(
     rows.push(training(config, device, 256, repeats.min(5)));
     rows
 }
+
+/// Largest absolute differences (policy logits, WDL probabilities) between
+/// the same network run on the CPU in fp32 and on `device` at `precision`:
+/// devices and precisions must agree up to rounding.
+pub fn compare_with_cpu(
+    config: NetConfig,
+    device: Device,
+    precision: Precision,
+    batch: usize,
+) -> (f32, f32) {
+    let trainer = Trainer::new(config, TrainConfig::default(), Device::Cpu, 1);
+    let cpu = InferenceNet::new(&trainer.net, Precision::F32, Device::Cpu);
+    let other = InferenceNet::new(&trainer.net, precision, device);
+    let samples = random_samples(batch, 13);
+    let mut planes = Vec::with_capacity(batch * crate::encoding::INPUT_SIZE);
+    for s in &samples {
+        planes.extend(crate::encoding::encode(&s.position, s.repetitions as usize));
+    }
+    let a = cpu.run(&planes, batch);
+    let b = other.run(&planes, batch);
+    let max_diff = |x: &[f32], y: &[f32]| {
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0f32, f32::max)
+    };
+    (max_diff(&a.policy, &b.policy), max_diff(&a.wdl, &b.wdl))
+}

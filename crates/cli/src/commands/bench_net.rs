@@ -43,6 +43,16 @@ pub fn run(args: BenchNetArgs) -> Result<()> {
         "{:<22} {:>9} {:>6} {:>14} {:>10} {:>10}",
         "what", "precision", "batch", "per_second", "GFLOP/s", "median_ms"
     );
+    let mut precisions = vec![halatafl_nn::Precision::F32];
+    if bf16 {
+        precisions.push(halatafl_nn::Precision::Bf16);
+    }
+    for precision in precisions {
+        if device != tch::Device::Cpu || precision != halatafl_nn::Precision::F32 {
+            let (policy, wdl) = bench::compare_with_cpu(config, device, precision, 64);
+            println!("# {precision:?} on {device:?} vs f32 on Cpu, 64 positions: max |policy logit diff| {policy:.2e}, max |wdl diff| {wdl:.2e}");
+        }
+    }
     for r in bench::run(config, device, &args.batches, args.repeats, bf16) {
         println!(
             "{:<22} {:>9} {:>6} {:>14.0} {:>10.1} {:>10.3}",
