@@ -255,7 +255,8 @@ where
     let x_range = range_with_padding(first as f64, last as f64, 0.0);
     let (top, bottom) = root.split_vertically(root.dim_in_pixel().1 * 3 / 5);
 
-    let losses: [(&str, RGBColor, fn(&halatafl_train::run::TrainRow) -> f64); 4] = [
+    type Loss = fn(&halatafl_train::run::TrainRow) -> f64;
+    let losses: [(&str, RGBColor, Loss); 4] = [
         ("total", BLACK, |r| r.total_loss),
         ("policy", FOXES, |r| r.policy_loss),
         ("value", GEESE, |r| r.value_loss),

@@ -82,9 +82,9 @@ fn fake_run(dir: &Path) {
         &dir.join("selfplay.csv"),
         &[selfplay_row(1, 0, 0), selfplay_row(2, 4, 1)],
     );
-    let train: Vec<TrainRow> = (1..=4)
+    let train: Vec<TrainRow> = (1u32..=4)
         .map(|i| TrainRow {
-            generation: (i + 1) / 2,
+            generation: i.div_ceil(2),
             step: i as u64 * 5,
             policy_loss: 2.0 - 0.1 * i as f64,
             value_loss: 1.0 - 0.2 * i as f64,
