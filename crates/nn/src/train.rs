@@ -145,14 +145,8 @@ impl Trainer {
     }
 
     pub(crate) fn reset_moments(&mut self) {
-        let mut vars: Vec<(String, Tensor)> = self
-            .vs
-            .variables()
-            .into_iter()
-            .filter(|(_, t)| t.requires_grad())
-            .collect();
-        vars.sort_by(|a, b| a.0.cmp(&b.0));
-        self.moments = vars
+        self.moments = self
+            .named_trainables()
             .into_iter()
             .map(|(n, t)| (n, t.zeros_like(), t.zeros_like()))
             .collect();

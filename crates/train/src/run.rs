@@ -125,6 +125,47 @@ pub struct EvalRow {
     pub variant: String,
 }
 
+impl EvalRow {
+    pub fn new(generation: u32, opponent: &str, r: &GameRow) -> EvalRow {
+        EvalRow {
+            generation,
+            opponent: opponent.to_string(),
+            game: r.game,
+            opening: r.opening,
+            opening_moves: r.opening_moves.clone(),
+            foxes: r.foxes.clone(),
+            geese: r.geese.clone(),
+            result: r.result.clone(),
+            reason: r.reason.clone(),
+            plies: r.plies,
+            moves: r.moves.clone(),
+            foxes_seconds: r.foxes_seconds,
+            geese_seconds: r.geese_seconds,
+            seed: r.seed,
+            variant: r.variant.clone(),
+        }
+    }
+
+    /// The arena's record of the game (for summaries and ratings).
+    pub fn game_row(&self) -> GameRow {
+        GameRow {
+            game: self.game,
+            opening: self.opening,
+            opening_moves: self.opening_moves.clone(),
+            foxes: self.foxes.clone(),
+            geese: self.geese.clone(),
+            result: self.result.clone(),
+            reason: self.reason.clone(),
+            plies: self.plies,
+            moves: self.moves.clone(),
+            foxes_seconds: self.foxes_seconds,
+            geese_seconds: self.geese_seconds,
+            seed: self.seed,
+            variant: self.variant.clone(),
+        }
+    }
+}
+
 pub struct Run {
     pub dir: PathBuf,
     pub config: RunConfig,
@@ -626,23 +667,7 @@ impl Run {
             append_rows(
                 &self.dir.join("eval.csv"),
                 rows.iter()
-                    .map(|r| EvalRow {
-                        generation,
-                        opponent: name.clone(),
-                        game: r.game,
-                        opening: r.opening,
-                        opening_moves: r.opening_moves.clone(),
-                        foxes: r.foxes.clone(),
-                        geese: r.geese.clone(),
-                        result: r.result.clone(),
-                        reason: r.reason.clone(),
-                        plies: r.plies,
-                        moves: r.moves.clone(),
-                        foxes_seconds: r.foxes_seconds,
-                        geese_seconds: r.geese_seconds,
-                        seed: r.seed,
-                        variant: r.variant.clone(),
-                    })
+                    .map(|r| EvalRow::new(generation, &name, r))
                     .collect(),
             )?;
             self.log(&format!("generation {generation} vs {name}:\n{summary}"));
@@ -672,21 +697,7 @@ impl Run {
             let games: Vec<GameRow> = rows
                 .iter()
                 .filter(|r| r.generation == last && r.opponent == name)
-                .map(|r| GameRow {
-                    game: r.game,
-                    opening: r.opening,
-                    opening_moves: r.opening_moves.clone(),
-                    foxes: r.foxes.clone(),
-                    geese: r.geese.clone(),
-                    result: r.result.clone(),
-                    reason: r.reason.clone(),
-                    plies: r.plies,
-                    moves: r.moves.clone(),
-                    foxes_seconds: r.foxes_seconds,
-                    geese_seconds: r.geese_seconds,
-                    seed: r.seed,
-                    variant: r.variant.clone(),
-                })
+                .map(EvalRow::game_row)
                 .collect();
             let other = if games[0].foxes == me {
                 games[0].geese.clone()

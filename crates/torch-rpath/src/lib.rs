@@ -1,0 +1,20 @@
+//! For build scripts of packages that link libtorch (through `tch`): writes an
+//! rpath to libtorch's real lib folder into the package's binaries, tests and
+//! benchmarks, so they run with no LD_LIBRARY_PATH or other variable set.
+//!
+//! The folder comes from `DEP_TCH_LIBTORCH_LIB`, which `torch-sys` exports
+//! only to build scripts of packages that depend on it directly; so a package
+//! using this keeps `torch-sys` among its own dependencies. The path is
+//! canonicalized because the build finds libtorch through the checkout's
+//! `.libtorch` link, which binaries should not depend on.
+
+/// Call from `build.rs`.
+pub fn emit() {
+    println!("cargo:rerun-if-env-changed=DEP_TCH_LIBTORCH_LIB");
+    if let Ok(lib) = std::env::var("DEP_TCH_LIBTORCH_LIB") {
+        let lib = std::fs::canonicalize(&lib)
+            .map(|p| p.display().to_string())
+            .unwrap_or(lib);
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
+    }
+}
