@@ -6,7 +6,8 @@
 //! only to build scripts of packages that depend on it directly; so a package
 //! using this keeps `torch-sys` among its own dependencies. The path is
 //! canonicalized because the build finds libtorch through the checkout's
-//! `.libtorch` link, which binaries should not depend on.
+//! `.libtorch` link, which binaries should not depend on. It also keeps
+//! `libtorch_cuda` linked where libtorch has it, so CUDA works when present.
 
 /// Call from `build.rs`.
 pub fn emit() {
@@ -16,5 +17,11 @@ pub fn emit() {
             .map(|p| p.display().to_string())
             .unwrap_or(lib);
         println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
+        // No symbol of libtorch_cuda is used directly: it registers the CUDA
+        // backend when loaded. The linker's --as-needed would drop it and
+        // leave `cuda` unavailable, so keep it explicitly when it exists.
+        if std::path::Path::new(&lib).join("libtorch_cuda.so").exists() {
+            println!("cargo:rustc-link-arg=-Wl,--no-as-needed,-ltorch_cuda,--as-needed");
+        }
     }
 }
