@@ -38,7 +38,9 @@ pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Ag
             Ok(Box::new(RandomAgent::new(seed)))
         }
         "alphabeta" => Ok(Box::new(AlphaBeta::from_spec(&parsed, seed)?)),
-        "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(&parsed, seed)?)),
+        "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(
+            &parsed, seed,
+        )?)),
         "net" => halatafl_nn::build_net_agent(&parsed, seed, net_registry()),
         _ => Err(parsed.unknown_kind(AGENT_FORMS)),
     }

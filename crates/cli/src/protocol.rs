@@ -392,10 +392,7 @@ mod tests {
             Position::start(Variant::two_foxes()).parse_move(mv).is_ok(),
             "{mv}"
         );
-        assert!(
-            out[2].starts_with("info depth 1 nodes "),
-            "{out:?}"
-        );
+        assert!(out[2].starts_with("info depth 1 nodes "), "{out:?}");
         let moves = out.iter().find(|l| l.starts_with("moves ")).unwrap();
         let after = Game::start_of(Variant::two_foxes());
         let mut after = after;
