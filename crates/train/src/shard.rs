@@ -15,7 +15,7 @@
 //! its path and what is wrong.
 
 use halatafl_nn::Sample;
-use halatafl_rules::{Bitboard, Position, Side, Variant, VariantKind};
+use halatafl_rules::{Bitboard, Position, Side, Variant};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -219,7 +219,6 @@ pub fn decode_shard(
             return Err(bad_record("policy target is all zero".into()));
         }
         policy.iter_mut().for_each(|q| *q /= total);
-        let _ = VariantKind::TwoFoxes;
         samples.push(StoredSample {
             sample: Sample {
                 position,
