@@ -182,7 +182,7 @@ impl Trainer {
         let mut l2 = Tensor::zeros([], (Kind::Float, self.device()));
         for (name, t) in self.named_trainables() {
             if name.ends_with(".weight") && t.dim() > 1 {
-                l2 = l2 + t.pow_tensor_scalar(2).sum(Kind::Float);
+                l2 += t.pow_tensor_scalar(2).sum(Kind::Float);
             }
         }
         (policy_loss, value_loss, l2 * self.config.l2)
