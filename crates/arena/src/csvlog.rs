@@ -44,6 +44,37 @@ pub struct GameRow {
 }
 
 impl GameRow {
+    /// The row of a finished game: `start` is where it began (its moves are
+    /// the opening), `game` the whole game; the outcome is read from it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_game(
+        number: usize,
+        opening: usize,
+        start: &halatafl_rules::Game,
+        game: &halatafl_rules::Game,
+        foxes: String,
+        geese: String,
+        seconds: [f64; 2],
+        seed: u64,
+    ) -> GameRow {
+        let outcome = game.outcome().expect("a row is made for a finished game");
+        GameRow {
+            game: number,
+            opening,
+            opening_moves: start.moves_text(),
+            foxes,
+            geese,
+            result: outcome.result_word().to_string(),
+            reason: outcome.reason.to_string(),
+            plies: game.ply(),
+            moves: game.moves_text(),
+            foxes_seconds: seconds[0],
+            geese_seconds: seconds[1],
+            seed,
+            variant: start.position().variant().to_string(),
+        }
+    }
+
     /// The CSV header, in column order.
     pub const COLUMNS: [&'static str; 13] = [
         "game",

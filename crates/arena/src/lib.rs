@@ -175,10 +175,7 @@ pub fn play_game(
     geese.new_game(seeds[1]);
     let mut game = job.start.clone();
     let mut seconds = [0.0f64; 2];
-    let outcome = loop {
-        if let Some(outcome) = game.outcome() {
-            break outcome;
-        }
+    while game.outcome().is_none() {
         let side = game.position().side();
         let agent: &mut Box<dyn Agent> = match side {
             Side::Foxes => &mut foxes,
@@ -197,22 +194,17 @@ pub fn play_game(
             });
         }
         game.play_unchecked(decision.mv);
-    };
-    Ok(GameRow {
-        game: job.game,
-        opening: job.opening,
-        opening_moves: job.start.moves_text(),
-        foxes: job.foxes.clone(),
-        geese: job.geese.clone(),
-        result: outcome.result_word().to_string(),
-        reason: outcome.reason.to_string(),
-        plies: game.ply(),
-        moves: game.moves_text(),
-        foxes_seconds: seconds[0],
-        geese_seconds: seconds[1],
-        seed: job.seed,
-        variant: job.start.position().variant().to_string(),
-    })
+    }
+    Ok(GameRow::from_game(
+        job.game,
+        job.opening,
+        &job.start,
+        &game,
+        job.foxes.clone(),
+        job.geese.clone(),
+        seconds,
+        job.seed,
+    ))
 }
 
 /// Plays every job in parallel (`threads` workers, or rayon's global pool)

@@ -136,29 +136,23 @@ pub fn play_session(
                 Some(_) => "you lose",
             };
             writeln!(out, "game over: {outcome}: {verdict}")?;
-            return Ok(SessionEnd::Finished(Box::new(GameRow {
-                game: 1,
-                opening: 0,
-                opening_moves: String::new(),
-                foxes: if human == Side::Foxes {
+            let spec = |side: Side| {
+                if human == side {
                     "human".into()
                 } else {
                     agent.spec()
-                },
-                geese: if human == Side::Geese {
-                    "human".into()
-                } else {
-                    agent.spec()
-                },
-                result: outcome.result_word().to_string(),
-                reason: outcome.reason.to_string(),
-                plies: game.ply(),
-                moves: game.moves_text(),
-                foxes_seconds: seconds[0],
-                geese_seconds: seconds[1],
+                }
+            };
+            return Ok(SessionEnd::Finished(Box::new(GameRow::from_game(
+                1,
+                0,
+                &Game::new(start),
+                &game,
+                spec(Side::Foxes),
+                spec(Side::Geese),
+                seconds,
                 seed,
-                variant: start.variant().to_string(),
-            })));
+            ))));
         }
         let side = game.position().side();
         let started = Instant::now();
