@@ -153,6 +153,23 @@ where
 }
 
 /// Integer tick labels on a float axis; the half-way ticks stay blank.
+/// The legend every panel uses: upper right, on a translucent white box.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 fn whole(x: &f64) -> String {
     if (x - x.round()).abs() < 1e-6 {
         format!("{}", x.round())
@@ -231,13 +248,7 @@ where
                     .map(|&(x, y, _, _)| Circle::new((x, y), 4, color.filled())),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart)?;
     }
     Ok(())
 }
@@ -297,13 +308,7 @@ where
                 .map(|r| Circle::new((r.step as f64, value(r)), 3, color.filled())),
         )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart)?;
 
     let lr_high = run.train.iter().map(|r| r.lr).fold(0f64, f64::max);
     let mut chart = ChartBuilder::on(&bottom)
@@ -411,13 +416,7 @@ where
                 .map(|r| Circle::new((r.generation as f64, share(r)), 4, color.filled())),
         )?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart)?;
 
     // Resign false positives among played-out would-resign games.
     let checked: Vec<_> = rows
