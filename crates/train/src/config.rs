@@ -13,6 +13,7 @@ pub struct RunConfig {
     pub run: RunSection,
     pub game: GameSection,
     pub network: NetworkSection,
+    pub bootstrap: BootstrapSection,
     pub search: SearchSection,
     pub selfplay: SelfPlaySection,
     pub replay: ReplaySection,
@@ -83,6 +84,54 @@ impl Default for NetworkSection {
             precision: "f32".into(),
             max_batch: 256,
             cache_entries: 1 << 18,
+        }
+    }
+}
+
+/// Warm start from an expert before generation 1 (see [`crate::bootstrap`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BootstrapSection {
+    /// Expert games played as generation 0 (0: generation 0 is a randomly
+    /// initialised network, pure self-play from scratch).
+    pub games: usize,
+    /// The expert, as a non-network agent spec. A depth-limited alpha-beta is
+    /// deterministic, so the run stays reproducible; `ms=` would not be.
+    pub agent: String,
+    /// Random plies before the expert takes over (not recorded as samples).
+    pub opening_plies: usize,
+    /// Training steps of generation 0, on the expert's samples alone.
+    pub steps: u64,
+    /// Share of every later training batch drawn from the expert's samples ...
+    pub replay_fraction: f64,
+    /// ... in generations 1 to this one (0: none after generation 0).
+    pub replay_generations: u32,
+}
+
+impl Default for BootstrapSection {
+    fn default() -> Self {
+        BootstrapSection {
+            games: 0,
+            agent: "alphabeta:depth=4".into(),
+            opening_plies: 6,
+            steps: 1000,
+            replay_fraction: 0.25,
+            replay_generations: 3,
+        }
+    }
+}
+
+impl BootstrapSection {
+    pub fn enabled(&self) -> bool {
+        self.games > 0
+    }
+
+    /// The share of generation `g`'s batches drawn from the expert's samples.
+    pub fn fraction_in(&self, generation: u32) -> f64 {
+        if self.enabled() && generation >= 1 && generation <= self.replay_generations {
+            self.replay_fraction
+        } else {
+            0.0
         }
     }
 }
@@ -205,7 +254,8 @@ pub struct TrainSection {
     pub l2: f64,
     pub grad_clip: f64,
     pub warmup_steps: u64,
-    /// `constant`, `cosine` (over all generations' steps to `min_lr`) or `step`.
+    /// `constant`, `cosine` (to `min_lr` over all generations' steps, the
+    /// bootstrap's included) or `step`.
     pub schedule: String,
     pub min_lr: f64,
 }
@@ -297,7 +347,12 @@ impl RunConfig {
 
     pub fn train_config(&self) -> Result<TrainConfig, String> {
         let t = &self.train;
-        let total = t.steps_per_generation * self.run.generations as u64;
+        let bootstrap_steps = if self.bootstrap.enabled() {
+            self.bootstrap.steps
+        } else {
+            0
+        };
+        let total = t.steps_per_generation * self.run.generations as u64 + bootstrap_steps;
         let schedule = match t.schedule.as_str() {
             "constant" => LrSchedule::Constant,
             "cosine" => LrSchedule::Cosine {
@@ -341,7 +396,22 @@ impl RunConfig {
                 self.search.algorithm
             ));
         }
-        let checks: [(bool, &str); 10] = [
+        let b = &self.bootstrap;
+        if b.enabled() && (b.agent.starts_with("net") || b.agent.trim().is_empty()) {
+            return Err(format!(
+                "[bootstrap] agent `{}`: the expert must be a non-network agent, e.g. alphabeta:depth=4",
+                b.agent
+            ));
+        }
+        let checks: [(bool, &str); 12] = [
+            (
+                !b.enabled() || b.steps >= 1,
+                "[bootstrap] steps must be at least 1 when games > 0",
+            ),
+            (
+                (0.0..=1.0).contains(&b.replay_fraction),
+                "[bootstrap] replay_fraction must be in [0, 1]",
+            ),
             (
                 self.run.generations >= 1,
                 "[run] generations must be at least 1",

@@ -22,7 +22,7 @@
 
 use crate::config::RunConfig;
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats};
-use crate::shard::read_shard;
+use crate::shard::{read_shard, write_shard};
 use halatafl_agent::{Agent, AgentSpec, SpecError};
 use halatafl_arena::MatchSummary;
 use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig};
@@ -377,13 +377,13 @@ impl Run {
     /// Runs (or resumes) every remaining stage.
     pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), String> {
         halatafl_nn::set_threads(self.config.run.torch_threads);
-        if !self.checkpoint(0).exists() {
-            let trainer = Trainer::new(
-                self.config.net_config()?,
-                self.config.train_config()?,
-                tch::Device::Cpu,
-                self.config.run.seed,
-            );
+        let bootstrap = self.config.bootstrap.enabled();
+        if bootstrap {
+            // A bad expert spec fails now, not after a generation of work.
+            base_factory(&self.config.bootstrap.agent, 0)
+                .map_err(|e| format!("[bootstrap] agent: {e}"))?;
+        } else if !self.checkpoint(0).exists() {
+            let trainer = self.initial_trainer(tch::Device::Cpu)?;
             let mut extra = std::collections::BTreeMap::new();
             extra.insert("generation".to_string(), "0".to_string());
             checkpoint::save(&trainer, &self.checkpoint(0), &extra)
@@ -394,12 +394,16 @@ impl Run {
             ));
         }
         let (mut generation, mut stage) = match self.progress()? {
+            None if bootstrap => (0, Stage::SelfPlay),
             None => (1, Stage::SelfPlay),
             Some(p) => p.next(),
         };
         while generation <= self.config.run.generations {
             self.clean_unfinished(generation, stage)?;
             match stage {
+                Stage::SelfPlay if generation == 0 => {
+                    self.bootstrap_stage(base_factory)?;
+                }
                 Stage::SelfPlay => {
                     self.selfplay_stage(generation)?;
                 }
@@ -415,6 +419,117 @@ impl Run {
             (generation, stage) = Progress { generation, stage }.next();
         }
         Ok(())
+    }
+
+    /// The seeded, untrained network every run starts from.
+    fn initial_trainer(&self, device: tch::Device) -> Result<Trainer, String> {
+        Ok(Trainer::new(
+            self.config.net_config()?,
+            self.config.train_config()?,
+            device,
+            self.config.run.seed,
+        ))
+    }
+
+    /// Generation 0 of a bootstrapped run: the expert plays itself and its
+    /// moves become samples (see [`crate::bootstrap`]). The games are also
+    /// kept in `bootstrap.csv`, in the arena's columns.
+    pub fn bootstrap_stage(&self, base_factory: &BaseFactory) -> Result<SelfPlayStats, String> {
+        let cfg = &self.config;
+        let b = &cfg.bootstrap;
+        let variant = cfg.variant()?;
+        let jobs = crate::bootstrap::expert_jobs(
+            &b.agent,
+            b.games,
+            b.opening_plies,
+            variant,
+            self.stage_seed(0, Stage::SelfPlay),
+        );
+        let match_config = MatchConfig {
+            games: b.games,
+            seed: self.stage_seed(0, Stage::SelfPlay),
+            openings: b.opening_plies,
+            threads: Some(cfg.run.threads),
+            variant,
+            budget: Default::default(),
+        };
+        let pb = bar(jobs.len() as u64, "expert");
+        pb.set_message(b.agent.clone());
+        let started = Instant::now();
+        let factory = |spec: &str, seed: u64| base_factory(spec, seed);
+        let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))
+            .map_err(|e| format!("[bootstrap] {e}"))?;
+        pb.finish_and_clear();
+        let seconds = started.elapsed().as_secs_f64();
+        let mut stats = SelfPlayStats::default();
+        let mut samples = Vec::new();
+        for row in &rows {
+            let game_samples = crate::bootstrap::samples_from_game(row, variant)?;
+            stats.add(&FinishedGame {
+                index: row.game,
+                result: match row.result.as_str() {
+                    "foxes" => "foxes",
+                    "geese" => "geese",
+                    _ => "draw",
+                },
+                reason: row.reason.clone(),
+                plies: row.plies,
+                samples: game_samples.len(),
+                false_resign: None,
+            });
+            samples.extend(game_samples);
+        }
+        stats.seconds = seconds;
+        let dir = self.shard_dir(0);
+        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
+        let per_shard = cfg.selfplay.samples_per_shard.max(1);
+        for (part, chunk) in samples.chunks(per_shard).enumerate() {
+            let path = dir.join(format!("expert_{part:04}.shard"));
+            write_shard(&path, chunk, 0, 0).map_err(|e| e.to_string())?;
+        }
+        halatafl_arena::write_csv_atomic(&self.dir.join("bootstrap.csv"), &rows)
+            .map_err(|e| e.to_string())?;
+        let row = self.selfplay_row(0, &stats, 0.0, 0.0);
+        append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
+        self.log(&format!(
+            "generation 0 expert games ({}): {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s",
+            b.agent, row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second
+        ));
+        Ok(stats)
+    }
+
+    fn selfplay_row(
+        &self,
+        generation: u32,
+        stats: &SelfPlayStats,
+        net_batch_mean: f64,
+        cache_hit_rate: f64,
+    ) -> SelfPlayRow {
+        let reason = |r: &str| stats.reasons.get(r).copied().unwrap_or(0);
+        SelfPlayRow {
+            generation,
+            games: stats.games,
+            samples: stats.samples,
+            foxes_wins: stats.foxes_wins,
+            geese_wins: stats.geese_wins,
+            draws: stats.draws,
+            fewer_than_nine: reason("fewer-than-nine"),
+            pen_filled: reason("pen-filled"),
+            no_moves: reason("no-moves"),
+            threefold: reason("threefold"),
+            fifty_moves: reason("fifty-moves"),
+            fewer_than_four: reason("fewer-than-four"),
+            resigned: reason("resigned"),
+            max_plies: reason("max-plies"),
+            mean_plies: stats.plies as f64 / stats.games.max(1) as f64,
+            resign_checked: stats.resign_checked,
+            resign_false: stats.resign_false,
+            games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
+            positions_per_second: stats.plies as f64 / stats.seconds.max(1e-9),
+            seconds: stats.seconds,
+            net_batch_mean,
+            cache_hit_rate,
+        }
     }
 
     pub fn selfplay_stage(&self, generation: u32) -> Result<SelfPlayStats, String> {
@@ -450,31 +565,7 @@ impl Run {
         let stats = run_generation(&job)?;
         pb.finish_and_clear();
         let ev = evaluator.stats();
-        let reason = |r: &str| stats.reasons.get(r).copied().unwrap_or(0);
-        let row = SelfPlayRow {
-            generation,
-            games: stats.games,
-            samples: stats.samples,
-            foxes_wins: stats.foxes_wins,
-            geese_wins: stats.geese_wins,
-            draws: stats.draws,
-            fewer_than_nine: reason("fewer-than-nine"),
-            pen_filled: reason("pen-filled"),
-            no_moves: reason("no-moves"),
-            threefold: reason("threefold"),
-            fifty_moves: reason("fifty-moves"),
-            fewer_than_four: reason("fewer-than-four"),
-            resigned: reason("resigned"),
-            max_plies: reason("max-plies"),
-            mean_plies: stats.plies as f64 / stats.games.max(1) as f64,
-            resign_checked: stats.resign_checked,
-            resign_false: stats.resign_false,
-            games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
-            positions_per_second: stats.plies as f64 / stats.seconds.max(1e-9),
-            seconds: stats.seconds,
-            net_batch_mean: ev.mean_batch(),
-            cache_hit_rate: ev.hit_rate(),
-        };
+        let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
         self.log(&format!(
             "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
@@ -484,36 +575,48 @@ impl Run {
         Ok(stats)
     }
 
-    /// Samples of the replay window, oldest generation first.
+    /// Samples of generation `g`'s shards, in file order, with the value
+    /// target blended with the search value by `search_value_mix`.
+    fn generation_samples(&self, g: u32) -> Result<Vec<Sample>, String> {
+        let mix = self.config.replay.search_value_mix;
+        let dir = self.shard_dir(g);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| io_err(&dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "shard")
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        files.sort();
+        let mut out = Vec::new();
+        for f in files {
+            let (_, samples) = read_shard(&f).map_err(|e| e.to_string())?;
+            for s in samples {
+                let mut sample = s.sample;
+                for k in 0..3 {
+                    sample.wdl[k] = (1.0 - mix) * sample.wdl[k] + mix * s.search_wdl[k];
+                }
+                out.push(sample);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Self-play samples of the replay window, oldest generation first
+    /// (generation 0's expert samples are drawn separately, see `train_stage`).
     fn window(&self, generation: u32) -> Result<Vec<Sample>, String> {
+        if generation == 0 {
+            return self.generation_samples(0);
+        }
         let first = generation
             .saturating_sub(self.config.replay.window_generations - 1)
             .max(1);
-        let mix = self.config.replay.search_value_mix;
         let mut out = Vec::new();
         for g in first..=generation {
-            let dir = self.shard_dir(g);
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .map_err(|e| io_err(&dir, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| {
-                    p.extension().is_some_and(|x| x == "shard")
-                        && !p
-                            .file_name()
-                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-                })
-                .collect();
-            files.sort();
-            for f in files {
-                let (_, samples) = read_shard(&f).map_err(|e| e.to_string())?;
-                for s in samples {
-                    let mut sample = s.sample;
-                    for k in 0..3 {
-                        sample.wdl[k] = (1.0 - mix) * sample.wdl[k] + mix * s.search_wdl[k];
-                    }
-                    out.push(sample);
-                }
-            }
+            out.extend(self.generation_samples(g)?);
         }
         Ok(out)
     }
@@ -521,12 +624,17 @@ impl Run {
     pub fn train_stage(&self, generation: u32) -> Result<(), String> {
         let cfg = &self.config;
         let device = halatafl_nn::parse_device(&cfg.run.device).map_err(|e| e.to_string())?;
-        let (mut trainer, _) = checkpoint::load(
-            &self.checkpoint(generation - 1),
-            Some(cfg.net_config()?),
-            device,
-        )
-        .map_err(|e| e.to_string())?;
+        let mut trainer = if generation == 0 {
+            self.initial_trainer(device)?
+        } else {
+            checkpoint::load(
+                &self.checkpoint(generation - 1),
+                Some(cfg.net_config()?),
+                device,
+            )
+            .map_err(|e| e.to_string())?
+            .0
+        };
         // The schedule and optimizer settings come from this run's config.
         trainer.config = cfg.train_config()?;
         let window = self.window(generation)?;
@@ -535,8 +643,18 @@ impl Run {
                 "generation {generation}: no samples in the replay window"
             ));
         }
+        let expert_fraction = cfg.bootstrap.fraction_in(generation);
+        let expert = if expert_fraction > 0.0 {
+            self.generation_samples(0)?
+        } else {
+            Vec::new()
+        };
         let mut rng = ChaCha8Rng::seed_from_u64(self.stage_seed(generation, Stage::Train));
-        let steps = cfg.train.steps_per_generation;
+        let steps = if generation == 0 {
+            cfg.bootstrap.steps
+        } else {
+            cfg.train.steps_per_generation
+        };
         let pb = bar(steps, &format!("train {generation}"));
         let mut rows = Vec::new();
         let mut acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0u64);
@@ -544,7 +662,9 @@ impl Run {
         for step in 0..steps {
             let drawn: Vec<Sample> = (0..cfg.train.batch_size)
                 .map(|_| {
-                    let s = &window[rng.random_range(0..window.len())];
+                    let from_expert = !expert.is_empty() && rng.random_bool(expert_fraction);
+                    let pool = if from_expert { &expert } else { &window };
+                    let s = &pool[rng.random_range(0..pool.len())];
                     if cfg.replay.mirror && rng.random_bool(0.5) {
                         s.mirror()
                     } else {
@@ -593,8 +713,14 @@ impl Run {
         append_rows(&self.dir.join("train.csv"), rows)?;
         if let Some(r) = last {
             self.log(&format!(
-                "generation {generation} training: {steps} steps on {} samples, policy loss {:.3}, value loss {:.3}, {:.0} samples/s",
-                r.window_samples, r.policy_loss, r.value_loss, r.samples_per_second
+                "generation {generation} training: {steps} steps on {} samples{}, policy loss {:.3}, value loss {:.3}, {:.0} samples/s",
+                r.window_samples,
+                if expert.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({:.0}% of each batch from {} expert samples)", 100.0 * expert_fraction, expert.len())
+                },
+                r.policy_loss, r.value_loss, r.samples_per_second
             ));
         }
         Ok(())
@@ -643,6 +769,9 @@ impl Run {
         let me = self.agent_spec(generation);
         let mut summaries = Vec::new();
         for opponent in &cfg.eval.opponents {
+            if opponent == "previous" && generation == 0 {
+                continue;
+            }
             let (name, spec) = if opponent == "previous" {
                 ("previous".to_string(), self.agent_spec(generation - 1))
             } else {

@@ -50,7 +50,7 @@ pub struct SelfPlayStats {
 }
 
 impl SelfPlayStats {
-    fn add(&mut self, g: &FinishedGame) {
+    pub(crate) fn add(&mut self, g: &FinishedGame) {
         self.games += 1;
         self.samples += g.samples;
         self.plies += g.plies;
