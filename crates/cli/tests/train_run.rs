@@ -2,6 +2,8 @@
 //! with one thread: a run killed with SIGKILL at arbitrary moments and resumed
 //! ends exactly where an uninterrupted run ends (same checkpoints, same games,
 //! no duplicate CSV rows), which also shows that one thread is reproducible.
+//! ci.toml starts from an expert (generation 0 = alpha-beta games); a second
+//! run checks the start from scratch.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -138,7 +140,12 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
         );
     }
     let rows = csv_without_timing(&killed.join("selfplay.csv"));
-    assert_eq!(rows.len(), 2, "one self-play row per generation");
+    assert_eq!(
+        rows.len(),
+        3,
+        "one self-play row per generation, 0 included"
+    );
+    check_expert_generation(&killed);
     for g in 0..=2 {
         let name = format!("checkpoints/gen_{g:04}.safetensors");
         assert_eq!(
@@ -148,7 +155,12 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
         );
     }
     // No temporary file is left behind where readers look.
-    for sub in ["checkpoints", "shards/gen_0001", "shards/gen_0002"] {
+    for sub in [
+        "checkpoints",
+        "shards/gen_0000",
+        "shards/gen_0001",
+        "shards/gen_0002",
+    ] {
         for entry in std::fs::read_dir(killed.join(sub)).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
             assert!(!name.contains(".tmp"), "leftover {sub}/{name}");
@@ -164,6 +176,91 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--resume"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Generation 0 of a bootstrapped run: the expert's games in bootstrap.csv,
+/// one sample per position after each opening, and an evaluation of the
+/// imitation network (with no `previous` to play).
+fn check_expert_generation(run: &Path) {
+    let games = read_csv(&run.join("bootstrap.csv"));
+    assert_eq!(games.len(), 6, "[bootstrap] games = 6 in ci.toml");
+    let mut positions = 0;
+    for g in &games {
+        assert_eq!(g["foxes"], "alphabeta:depth=1");
+        assert_eq!(g["geese"], "alphabeta:depth=1");
+        assert_eq!(g["opening_moves"].split(' ').count(), 4);
+        positions += g["plies"].parse::<usize>().unwrap() - 4;
+    }
+    let selfplay = read_csv(&run.join("selfplay.csv"));
+    assert_eq!(selfplay[0]["generation"], "0");
+    assert_eq!(selfplay[0]["games"], "6");
+    assert_eq!(selfplay[0]["samples"], positions.to_string());
+    let eval = read_csv(&run.join("eval.csv"));
+    let opponents_of = |g: &str| -> Vec<String> {
+        eval.iter()
+            .filter(|r| r["generation"] == g)
+            .map(|r| r["opponent"].clone())
+            .collect()
+    };
+    assert_eq!(opponents_of("0"), vec!["random"; 4]);
+    assert!(opponents_of("1").contains(&"previous".to_string()));
+}
+
+fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_without_an_expert_starts_from_a_random_network() {
+    let dir = scratch("scratch");
+    let text = std::fs::read_to_string(workspace().join("configs/ci.toml")).unwrap();
+    let text = text.replace(
+        "games = 6                # expert",
+        "games = 0                # expert",
+    );
+    assert!(
+        text.contains("games = 0  "),
+        "ci.toml's [bootstrap] games line changed"
+    );
+    let config = dir.join("scratch.toml");
+    std::fs::write(&config, text).unwrap();
+    let run = dir.join("run");
+    let out = Command::new(bin())
+        .args(["train", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(run.join("checkpoints/gen_0000.safetensors").exists());
+    assert!(!run.join("bootstrap.csv").exists());
+    assert!(!run.join("shards/gen_0000").exists());
+    let generations: Vec<String> = read_csv(&run.join("selfplay.csv"))
+        .into_iter()
+        .map(|r| r["generation"].clone())
+        .collect();
+    assert_eq!(generations, vec!["1", "2"]);
+    assert!(read_csv(&run.join("eval.csv"))
+        .iter()
+        .all(|r| r["generation"] != "0"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -194,6 +291,33 @@ fn bad_configs_are_refused_with_the_key_named() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("preset"));
+    for (text, expected) in [
+        (
+            "[bootstrap]\ngames = 5\nagent = \"alphabeta:dept=4\"\n",
+            "[bootstrap] agent",
+        ),
+        (
+            "[bootstrap]\ngames = 5\nagent = \"net:ckpt=x\"\n",
+            "non-network",
+        ),
+        (
+            "[eval]\nopponents = [\"mcts:sims=-1\"]\n",
+            "[eval] opponents",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let out = Command::new(bin())
+            .args(["train", "--config"])
+            .arg(&path)
+            .arg("--run")
+            .arg(dir.join("r"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(expected) && err.contains("bad.toml"), "{err}");
+        assert!(!dir.join("r").exists(), "no run directory for a bad config");
+    }
     let out = Command::new(bin())
         .args(["train", "--resume"])
         .arg(dir.join("nothing-here"))

@@ -31,6 +31,23 @@ fn free_run_dir(stem: &str) -> PathBuf {
         .expect("some name is free")
 }
 
+/// Bad agent specs in the config fail before the run directory is made.
+fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
+    let variant = config.variant().map_err(anyhow::Error::msg)?;
+    if config.bootstrap.enabled() {
+        crate::agents::build_agent(&config.bootstrap.agent, 0, variant)
+            .with_context(|| format!("{}: [bootstrap] agent", path.display()))?;
+    }
+    for spec in &config.eval.opponents {
+        // Network opponents load their checkpoint when the evaluation starts.
+        if spec != "previous" && !spec.starts_with("net:") {
+            crate::agents::build_agent(spec, 0, variant)
+                .with_context(|| format!("{}: [eval] opponents", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: TrainArgs) -> Result<()> {
     let run = match (&args.resume, &args.config) {
         (Some(dir), _) => {
@@ -50,6 +67,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         (None, Some(config_path)) => {
             let config = RunConfig::load(config_path).map_err(anyhow::Error::msg)?;
+            check_agent_specs(&config, config_path)?;
             let dir = match &args.run {
                 Some(d) => d.clone(),
                 None => free_run_dir(
