@@ -43,6 +43,22 @@ fn config_summary(run: &RunData, out: &mut String) {
             ),
         ),
         (
+            "generation 0",
+            if v("bootstrap", "games") == "0" || v("bootstrap", "games") == "?" {
+                "a seeded random network".to_string()
+            } else {
+                format!(
+                    "{} expert games by `{}` ({} random opening plies), {} training steps; then {} of each batch from them for {} generations",
+                    v("bootstrap", "games"),
+                    v("bootstrap", "agent"),
+                    v("bootstrap", "opening_plies"),
+                    v("bootstrap", "steps"),
+                    v("bootstrap", "replay_fraction"),
+                    v("bootstrap", "replay_generations")
+                )
+            },
+        ),
+        (
             "self-play",
             format!(
                 "{} games per generation, at most {} plies, resign below -{} for {} moves",
