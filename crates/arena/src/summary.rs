@@ -14,6 +14,30 @@ pub struct SideRecords {
     pub overall: Record,
     pub foxes: Record,
     pub geese: Record,
+    /// Thinking time over all games, and the moves it was spent on (the
+    /// random opening plies are not the agent's), for time per move: "equal
+    /// time" comparisons read it.
+    pub seconds: f64,
+    pub moves: usize,
+}
+
+impl SideRecords {
+    /// Mean thinking time per own move, in milliseconds.
+    pub fn ms_per_move(&self) -> f64 {
+        1000.0 * self.seconds / self.moves.max(1) as f64
+    }
+}
+
+/// Plies the given side played in `row`, after its opening: the foxes play
+/// the even plies (they move first), the geese the odd ones.
+fn own_moves(row: &GameRow, side: Side) -> usize {
+    let opening = row.opening_moves.split_whitespace().count().min(row.plies);
+    let foxes_total = row.plies.div_ceil(2);
+    let foxes_opening = opening.div_ceil(2);
+    match side {
+        Side::Foxes => foxes_total - foxes_opening,
+        Side::Geese => (row.plies - foxes_total) - (opening - foxes_opening),
+    }
 }
 
 /// Agent A's and agent B's records in a match.
@@ -58,6 +82,11 @@ impl MatchSummary {
                     Side::Foxes => agent.foxes.add(r),
                     Side::Geese => agent.geese.add(r),
                 }
+                agent.seconds += match side {
+                    Side::Foxes => row.foxes_seconds,
+                    Side::Geese => row.geese_seconds,
+                };
+                agent.moves += own_moves(row, side);
             }
         }
         MatchSummary { agents }
@@ -92,7 +121,58 @@ impl fmt::Display for MatchSummary {
             line(f, "overall", &a.overall)?;
             line(f, "as foxes", &a.foxes)?;
             line(f, "as geese", &a.geese)?;
+            writeln!(
+                f,
+                "  time      {:.1} ms per move over {} moves",
+                a.ms_per_move(),
+                a.moves
+            )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(game: usize, opening: &str, plies: usize, seconds: [f64; 2]) -> GameRow {
+        GameRow {
+            game,
+            opening: 0,
+            opening_moves: opening.into(),
+            foxes: String::new(),
+            geese: String::new(),
+            result: "draw".into(),
+            reason: "threefold".into(),
+            plies,
+            moves: String::new(),
+            foxes_seconds: seconds[0],
+            geese_seconds: seconds[1],
+            seed: 0,
+            variant: "two-foxes".into(),
+        }
+    }
+
+    #[test]
+    fn time_per_move_counts_only_the_agents_own_moves() {
+        // 7 plies, no opening: foxes played plies 0, 2, 4, 6; geese 1, 3, 5.
+        let r = row(1, "", 7, [0.4, 0.3]);
+        assert_eq!(own_moves(&r, Side::Foxes), 4);
+        assert_eq!(own_moves(&r, Side::Geese), 3);
+        // Opening of 3 plies (foxes 0, 2; geese 1): the agents played 3..7.
+        let r = row(1, "c7-c6 d3-d4 c6-c7", 7, [0.2, 0.2]);
+        assert_eq!(own_moves(&r, Side::Foxes), 2);
+        assert_eq!(own_moves(&r, Side::Geese), 2);
+        // Game 1: A on the foxes (2 moves, 0.2 s); game 2: A on the geese.
+        let rows = [
+            r,
+            row(2, "c7-c6 d3-d4", 6, [0.1, 0.4]), // plies 2..6: foxes 2, geese 2
+        ];
+        let s = MatchSummary::from_match("a", "b", &rows);
+        assert_eq!(s.agents[0].moves, 4);
+        assert!((s.agents[0].ms_per_move() - 1000.0 * 0.6 / 4.0).abs() < 1e-9);
+        assert!((s.agents[1].ms_per_move() - 1000.0 * 0.3 / 4.0).abs() < 1e-9);
+        assert!(s.to_string().contains("150.0 ms per move over 4 moves"));
     }
 }
