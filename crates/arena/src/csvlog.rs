@@ -75,6 +75,31 @@ impl GameRow {
         }
     }
 
+    /// Moves `side` chose in this game: the foxes play the even plies (they
+    /// move first), the geese the odd ones; the random opening plies are
+    /// nobody's.
+    pub fn moves_by(&self, side: halatafl_rules::Side) -> usize {
+        let opening = self
+            .opening_moves
+            .split_whitespace()
+            .count()
+            .min(self.plies);
+        let foxes_total = self.plies.div_ceil(2);
+        let foxes_opening = opening.div_ceil(2);
+        match side {
+            halatafl_rules::Side::Foxes => foxes_total - foxes_opening,
+            halatafl_rules::Side::Geese => (self.plies - foxes_total) - (opening - foxes_opening),
+        }
+    }
+
+    /// Thinking time of the agent that played `side`.
+    pub fn seconds_of(&self, side: halatafl_rules::Side) -> f64 {
+        match side {
+            halatafl_rules::Side::Foxes => self.foxes_seconds,
+            halatafl_rules::Side::Geese => self.geese_seconds,
+        }
+    }
+
     /// The CSV header, in column order.
     pub const COLUMNS: [&'static str; 13] = [
         "game",

@@ -28,18 +28,6 @@ impl SideRecords {
     }
 }
 
-/// Plies the given side played in `row`, after its opening: the foxes play
-/// the even plies (they move first), the geese the odd ones.
-fn own_moves(row: &GameRow, side: Side) -> usize {
-    let opening = row.opening_moves.split_whitespace().count().min(row.plies);
-    let foxes_total = row.plies.div_ceil(2);
-    let foxes_opening = opening.div_ceil(2);
-    match side {
-        Side::Foxes => foxes_total - foxes_opening,
-        Side::Geese => (row.plies - foxes_total) - (opening - foxes_opening),
-    }
-}
-
 /// Agent A's and agent B's records in a match.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchSummary {
@@ -82,11 +70,8 @@ impl MatchSummary {
                     Side::Foxes => agent.foxes.add(r),
                     Side::Geese => agent.geese.add(r),
                 }
-                agent.seconds += match side {
-                    Side::Foxes => row.foxes_seconds,
-                    Side::Geese => row.geese_seconds,
-                };
-                agent.moves += own_moves(row, side);
+                agent.seconds += row.seconds_of(side);
+                agent.moves += row.moves_by(side);
             }
         }
         MatchSummary { agents }
@@ -158,12 +143,12 @@ mod tests {
     fn time_per_move_counts_only_the_agents_own_moves() {
         // 7 plies, no opening: foxes played plies 0, 2, 4, 6; geese 1, 3, 5.
         let r = row(1, "", 7, [0.4, 0.3]);
-        assert_eq!(own_moves(&r, Side::Foxes), 4);
-        assert_eq!(own_moves(&r, Side::Geese), 3);
+        assert_eq!(r.moves_by(Side::Foxes), 4);
+        assert_eq!(r.moves_by(Side::Geese), 3);
         // Opening of 3 plies (foxes 0, 2; geese 1): the agents played 3..7.
         let r = row(1, "c7-c6 d3-d4 c6-c7", 7, [0.2, 0.2]);
-        assert_eq!(own_moves(&r, Side::Foxes), 2);
-        assert_eq!(own_moves(&r, Side::Geese), 2);
+        assert_eq!(r.moves_by(Side::Foxes), 2);
+        assert_eq!(r.moves_by(Side::Geese), 2);
         // Game 1: A on the foxes (2 moves, 0.2 s); game 2: A on the geese.
         let rows = [
             r,

@@ -2,6 +2,7 @@
 
 use crate::{io_error, ReportError};
 use halatafl_arena::stats::Record;
+use halatafl_rules::Side;
 pub use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -131,6 +132,10 @@ pub struct ScorePoint {
     /// 95% Wilson interval of the score.
     pub low: f64,
     pub high: f64,
+    /// Mean thinking time per own move in these games, in milliseconds, of
+    /// the trained network and of its opponent ("equal time" reads these).
+    pub ms_per_move: f64,
+    pub opponent_ms_per_move: f64,
 }
 
 /// Whether the trained network had the foxes in `row` (see the crate docs).
@@ -166,11 +171,24 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
     let mut out = Vec::new();
     for (generation, opponent) in keys {
         let mut records = [Record::default(); 3];
+        // Per perspective: (own seconds, own moves, opponent seconds, opponent moves).
+        let mut times = [(0.0, 0usize, 0.0, 0usize); 3];
         for r in rows
             .iter()
             .filter(|r| r.generation == generation && r.opponent == opponent)
         {
             let side = trained_side(r);
+            let game = r.game_row();
+            let (own, other) = match side {
+                Perspective::AsFoxes => (Side::Foxes, Side::Geese),
+                _ => (Side::Geese, Side::Foxes),
+            };
+            for k in [0, if own == Side::Foxes { 1 } else { 2 }] {
+                times[k].0 += game.seconds_of(own);
+                times[k].1 += game.moves_by(own);
+                times[k].2 += game.seconds_of(other);
+                times[k].3 += game.moves_by(other);
+            }
             let mine = match side {
                 Perspective::AsFoxes => "foxes",
                 _ => "geese",
@@ -183,8 +201,9 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
             records[0].add(result);
             records[if side == Perspective::AsFoxes { 1 } else { 2 }].add(result);
         }
-        for (perspective, record) in Perspective::ALL.into_iter().zip(records) {
+        for ((perspective, record), time) in Perspective::ALL.into_iter().zip(records).zip(times) {
             let (low, high) = record.interval();
+            let ms = |seconds: f64, moves: usize| 1000.0 * seconds / moves.max(1) as f64;
             out.push(ScorePoint {
                 generation,
                 opponent: opponent.clone(),
@@ -193,6 +212,8 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
                 score: record.score(),
                 low,
                 high,
+                ms_per_move: ms(time.0, time.1),
+                opponent_ms_per_move: ms(time.2, time.3),
             });
         }
     }
@@ -291,5 +312,21 @@ pub(crate) mod tests {
             .map(|s| (s.generation, s.opponent.as_str()))
             .collect();
         assert_eq!(order, vec![(1, "random"), (2, "random"), (1, "previous")]);
+        // Time per move: in gen 2's first game (the net on the foxes) the net
+        // thinks 0.3 s over its 20 moves, the opponent 0.1 s over 20.
+        let mut timed = rows.clone();
+        timed[6].foxes_seconds = 0.3;
+        let scores = eval_scores(&timed);
+        let p = scores
+            .iter()
+            .find(|s| s.generation == 2 && s.perspective == Perspective::AsFoxes)
+            .unwrap();
+        assert!((p.ms_per_move - 15.0).abs() < 1e-9, "{}", p.ms_per_move);
+        assert!((p.opponent_ms_per_move - 5.0).abs() < 1e-9);
+        let overall = scores
+            .iter()
+            .find(|s| s.generation == 2 && s.perspective == Perspective::Overall)
+            .unwrap();
+        assert!((overall.ms_per_move - 10.0).abs() < 1e-9);
     }
 }

@@ -127,7 +127,8 @@ pub fn markdown_report(run: &RunData) -> String {
     out.push_str("## Strength\n\n");
     out.push_str(
         "Score of the trained network, (wins + draws/2) / games, with its 95% Wilson \
-         interval, per generation against each opponent, overall and per side.\n\n",
+         interval, per generation against each opponent, overall and per side; the last \
+         column is each side's mean thinking time per move, for equal-time comparisons.\n\n",
     );
     out.push_str("![strength](strength.svg)\n\n");
     let scores = eval_scores(&run.eval);
@@ -142,7 +143,10 @@ pub fn markdown_report(run: &RunData) -> String {
     }
     for opponent in opponents {
         let _ = writeln!(out, "### vs {opponent}\n");
-        out.push_str("| generation | overall | as foxes | as geese |\n|---|---|---|---|\n");
+        out.push_str(
+            "| generation | overall | as foxes | as geese | ms per move (network / opponent) |\n\
+             |---|---|---|---|---|\n",
+        );
         let mut generations: Vec<u32> = scores
             .iter()
             .filter(|s| s.opponent == opponent)
@@ -156,9 +160,18 @@ pub fn markdown_report(run: &RunData) -> String {
                         s.generation == g && s.opponent == opponent && s.perspective == p
                     }))
                 };
+            let time = scores
+                .iter()
+                .find(|s| {
+                    s.generation == g
+                        && s.opponent == opponent
+                        && s.perspective == Perspective::Overall
+                })
+                .map(|s| format!("{:.1} / {:.1}", s.ms_per_move, s.opponent_ms_per_move))
+                .unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 out,
-                "| {g} | {} | {} | {} |",
+                "| {g} | {} | {} | {} | {time} |",
                 cell(Perspective::Overall),
                 cell(Perspective::AsFoxes),
                 cell(Perspective::AsGeese)
