@@ -7,7 +7,7 @@ use crate::spec::{from_spec, LeafEval};
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
 use halatafl_rules::Game;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// MCTS player. Keeps its tree between its moves: when the game it is asked
 /// about continues the one it searched (same start, its moves a prefix), the
@@ -20,6 +20,9 @@ pub struct MctsAgent {
     seed: u64,
     /// Set for network-free agents, whose evaluator is rebuilt (reseeded) per game.
     leaf_eval: Option<LeafEval>,
+    /// Thinking time per move from the spec (`ms=`), used when the caller's
+    /// budget gives none.
+    movetime: Option<Duration>,
 }
 
 impl MctsAgent {
@@ -32,7 +35,14 @@ impl MctsAgent {
             search: None,
             seed: 0,
             leaf_eval: None,
+            movetime: None,
         }
+    }
+
+    /// Thinks this long per move unless the caller's budget says otherwise.
+    pub fn with_movetime(mut self, movetime: Option<Duration>) -> MctsAgent {
+        self.movetime = movetime;
+        self
     }
 
     /// Builds the network-free agent of an `mcts:` spec (rollouts unless
@@ -46,7 +56,7 @@ impl MctsAgent {
         );
         agent.seed = seed;
         agent.leaf_eval = Some(parsed.eval);
-        Ok(agent)
+        Ok(agent.with_movetime(parsed.movetime))
     }
 
     pub fn config(&self) -> &MctsConfig {
@@ -82,7 +92,10 @@ impl Agent for MctsAgent {
 
     fn choose(&mut self, game: &Game, budget: &Budget) -> Decision {
         let sims = budget.sims.unwrap_or(self.config.sims);
-        let deadline = budget.movetime.map(|t| Instant::now() + t);
+        let deadline = budget
+            .movetime
+            .or(self.movetime)
+            .map(|t| Instant::now() + t);
         let evaluator = Arc::clone(&self.evaluator);
         let search = self.search_for(game);
         let result = search.run(&*evaluator, sims, deadline);

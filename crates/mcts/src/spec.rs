@@ -5,7 +5,14 @@ use halatafl_agent::{AgentSpec, SpecError};
 
 /// Every option of an `mcts:` spec, with what it sets.
 pub const MCTS_OPTIONS: &[(&str, &str)] = &[
-    ("sims", "simulations per move (default 800)"),
+    (
+        "sims",
+        "simulations per move (default 800; with `ms`, an upper bound, default 1000000)",
+    ),
+    (
+        "ms",
+        "thinking time per move in milliseconds (stops at `ms` or `sims`, whichever comes first)",
+    ),
     (
         "eval",
         "leaf evaluation without a network: `rollout` (default) or `uniform`",
@@ -60,6 +67,8 @@ pub enum LeafEval {
 pub struct MctsSpec {
     pub config: MctsConfig,
     pub eval: LeafEval,
+    /// `ms=`: the agent's own time per move (a caller's budget overrides it).
+    pub movetime: Option<std::time::Duration>,
 }
 
 /// Parses an `mcts:` spec. `extra_keys` are further keys the caller handles
@@ -76,6 +85,14 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
         why: why.to_string(),
     };
     let mut c = MctsConfig::default();
+    let ms: Option<u64> = spec.get("ms")?;
+    if ms == Some(0) {
+        return Err(bad("ms", "must be at least 1"));
+    }
+    if ms.is_some() {
+        // A time budget: the simulation count only bounds the tree's size.
+        c.sims = 1_000_000;
+    }
     c.sims = spec.get_or("sims", c.sims)?;
     if c.sims == 0 {
         return Err(bad("sims", "must be at least 1"));
@@ -129,7 +146,11 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
         Some("uniform") => LeafEval::Uniform,
         Some(_) => return Err(bad("eval", "expected `rollout` or `uniform`")),
     };
-    Ok(MctsSpec { config: c, eval })
+    Ok(MctsSpec {
+        config: c,
+        eval,
+        movetime: ms.map(std::time::Duration::from_millis),
+    })
 }
 
 /// The help line for `mcts` in agent-spec error messages.

@@ -392,3 +392,36 @@ fn spec_options_are_validated() {
     assert!(parse("mcts:gumbel=yes").is_err());
     assert!(from_spec(&AgentSpec::parse("mcts:net=a.pt", "").unwrap(), &["net"]).is_ok());
 }
+
+#[test]
+fn a_time_budget_in_the_spec_replaces_the_simulation_count() {
+    let spec = AgentSpec::parse("mcts:ms=25,eval=uniform", "").unwrap();
+    let mut agent = MctsAgent::from_spec(&spec, 3).unwrap();
+    let g = Game::start_of(Variant::default());
+    let started = std::time::Instant::now();
+    let d = agent.choose(&g, &Budget::default());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(25));
+    // Uniform leaves cost microseconds: 25 ms buys far more than the
+    // 800-simulation default, and the 1,000,000 cap is out of reach.
+    assert!(
+        d.info.nodes > 800 && d.info.nodes < 1_000_000,
+        "{}",
+        d.info.nodes
+    );
+    // With `sims` too, whichever ends first stops the search.
+    let spec = AgentSpec::parse("mcts:ms=10000,sims=50,eval=uniform", "").unwrap();
+    let mut agent = MctsAgent::from_spec(&spec, 3).unwrap();
+    assert_eq!(agent.choose(&g, &Budget::default()).info.nodes, 50);
+    // A caller's budget overrides the spec's.
+    let budget = Budget {
+        sims: Some(30),
+        ..Budget::default()
+    };
+    let d = agent.choose(&g, &budget);
+    assert_eq!(d.info.nodes, 30);
+    for bad in ["mcts:ms=0", "mcts:ms=soon", "mcts:ms=10,sims=0"] {
+        let spec = AgentSpec::parse(bad, "").unwrap();
+        let err = MctsAgent::from_spec(&spec, 1).err().expect(bad).to_string();
+        assert!(err.contains("ms") || err.contains("sims"), "{bad}: {err}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Network agents: `net:ckpt=PATH,sims=N` (MCTS guided by the network) and
-//! `net:ckpt=PATH,sims=0` (the raw policy: the move with the highest prior).
+//! `net:ckpt=PATH,sims=0` (the raw policy: the move with the highest prior);
+//! `ms=T` instead of `sims` searches for T milliseconds per move.
 //! Agents built from the same checkpoint share one [`NetEvaluator`] through a
 //! [`NetRegistry`], so parallel arena games batch into one inference thread.
 
@@ -28,7 +29,8 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
 ];
 
 pub fn net_forms() -> String {
-    "net:ckpt=PATH[,sims=N][,device=cpu|cuda][,precision=f32|bf16][,any mcts option]".to_string()
+    "net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,any mcts option]"
+        .to_string()
 }
 
 /// Shares evaluators between agents of the same checkpoint, device and precision.
@@ -84,6 +86,8 @@ pub fn build_net_agent(
         forms: net_forms(),
     })?;
     let sims: u32 = spec.get_or("sims", 0)?;
+    // `ms=` alone means a timed search; `sims=0` (or neither) the raw policy.
+    let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
     let precision: Precision = spec.get_or("precision", Precision::F32)?;
     let evaluator = registry
@@ -92,7 +96,7 @@ pub fn build_net_agent(
             spec: spec.to_string(),
             why,
         })?;
-    if sims == 0 {
+    if raw_policy {
         let mut known: Vec<&str> = NET_OPTIONS.iter().map(|(k, _)| *k).collect();
         known.push("sims");
         spec.check_keys(&known)?;
@@ -108,7 +112,8 @@ pub fn build_net_agent(
         .collect();
     let parsed = from_spec(spec, &extra)?;
     let evaluator: Arc<dyn Evaluator<Game>> = evaluator;
-    let mut agent = MctsAgent::new(spec.to_string(), parsed.config, evaluator);
+    let mut agent =
+        MctsAgent::new(spec.to_string(), parsed.config, evaluator).with_movetime(parsed.movetime);
     agent.new_game(seed);
     Ok(Box::new(agent))
 }

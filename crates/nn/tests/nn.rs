@@ -262,3 +262,37 @@ fn batching_evaluator_answers_each_caller_its_own_position() {
     assert_eq!(stats.positions_run, 32);
     assert!(stats.batches_run <= 32);
 }
+
+#[test]
+fn net_agents_search_by_simulations_or_by_time_or_play_the_raw_policy() {
+    use halatafl_agent::{AgentSpec, Budget};
+    let dir = std::env::temp_dir().join(format!("halatafl-nn-agent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("net.safetensors");
+    checkpoint::save(&trainer(4), &path, &BTreeMap::new()).unwrap();
+    let registry = halatafl_nn::NetRegistry::new(halatafl_nn::EvaluatorConfig::default());
+    let game = Game::start_of(Variant::default());
+    let nodes = |spec: &str| {
+        let spec = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms()).unwrap();
+        let mut agent = halatafl_nn::build_net_agent(&spec, 1, &registry).unwrap();
+        agent.choose(&game, &Budget::default()).info.nodes
+    };
+    let ckpt = path.display();
+    assert_eq!(nodes(&format!("net:ckpt={ckpt}")), 1, "raw policy");
+    assert_eq!(nodes(&format!("net:ckpt={ckpt},sims=0")), 1, "raw policy");
+    assert_eq!(nodes(&format!("net:ckpt={ckpt},sims=12")), 12);
+    assert_eq!(nodes(&format!("net:ckpt={ckpt},ms=60000,sims=7")), 7);
+    // A time budget alone: searches until the time is up.
+    assert!(nodes(&format!("net:ckpt={ckpt},ms=40")) > 1);
+    let bad = AgentSpec::parse(
+        &format!("net:ckpt={ckpt},ms=0"),
+        &halatafl_nn::agent::net_forms(),
+    )
+    .unwrap();
+    let err = halatafl_nn::build_net_agent(&bad, 1, &registry)
+        .err()
+        .expect("ms=0 is refused")
+        .to_string();
+    assert!(err.contains("ms"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
