@@ -38,20 +38,32 @@ fn one_thread_config(dir: &Path) -> PathBuf {
     path
 }
 
+/// `halatafl train --config CONFIG --run RUN`, which must succeed.
+fn train_new_run(config: &Path, run: &Path) -> std::process::Output {
+    let out = Command::new(bin())
+        .args(["train", "--config"])
+        .arg(config)
+        .arg("--run")
+        .arg(run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A CSV with the columns that measure time removed and the run's own
 /// directory (which agent specs name) replaced by `RUN`.
 fn csv_without_timing(path: &Path) -> Vec<Vec<String>> {
     let run_dir = path.parent().unwrap().display().to_string();
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
     let timing = |h: &str| h.contains("second") || h.ends_with("_rate") || h == "net_batch_mean";
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            headers
-                .iter()
-                .zip(r.iter())
+    read_csv(path)
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
                 .filter(|(h, _)| !timing(h))
                 .map(|(h, v)| format!("{h}={}", v.replace(&run_dir, "RUN")))
                 .collect()
@@ -77,18 +89,7 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
     let config = one_thread_config(&dir);
     let clean = dir.join("clean");
     let started = Instant::now();
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&clean)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = train_new_run(&config, &clean);
     let full = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -207,7 +208,8 @@ fn check_expert_generation(run: &Path) {
     assert!(opponents_of("1").contains(&"previous".to_string()));
 }
 
-fn read_csv(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+/// Every row of a CSV file as column -> value.
+fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let headers = reader.headers().unwrap().clone();
     reader
@@ -238,18 +240,7 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     let config = dir.join("scratch.toml");
     std::fs::write(&config, text).unwrap();
     let run = dir.join("run");
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    train_new_run(&config, &run);
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());
     assert!(!run.join("bootstrap.csv").exists());
     assert!(!run.join("shards/gen_0000").exists());
@@ -268,30 +259,9 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
 fn bad_configs_are_refused_with_the_key_named() {
     let dir = scratch("badconfig");
     let path = dir.join("bad.toml");
-    std::fs::write(&path, "[search]\nsimulatons = 3\n").unwrap();
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(&path)
-        .arg("--run")
-        .arg(dir.join("r"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("simulatons") && err.contains("bad.toml"),
-        "{err}"
-    );
-    std::fs::write(&path, "[network]\npreset = \"big\"\n").unwrap();
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(&path)
-        .arg("--run")
-        .arg(dir.join("r"))
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("preset"));
     for (text, expected) in [
+        ("[search]\nsimulatons = 3\n", "simulatons"),
+        ("[network]\npreset = \"big\"\n", "preset"),
         (
             "[bootstrap]\ngames = 5\nagent = \"alphabeta:dept=4\"\n",
             "[bootstrap] agent",
