@@ -61,11 +61,17 @@ fn config_summary(run: &RunData, out: &mut String) {
         (
             "self-play",
             format!(
-                "{} games per generation, at most {} plies, resign below -{} for {} moves",
+                "{} games per generation, at most {} plies, {}",
                 v("selfplay", "games"),
                 v("selfplay", "max_plies"),
-                v("selfplay", "resign_threshold"),
-                v("selfplay", "resign_consecutive")
+                match v("selfplay", "resign_threshold").parse::<f64>() {
+                    Ok(t) if t > 0.0 => format!(
+                        "resign below -{t} for {} moves",
+                        v("selfplay", "resign_consecutive")
+                    ),
+                    Ok(_) => "no resignation".to_string(),
+                    Err(_) => "resignation ?".to_string(),
+                }
             ),
         ),
         (
