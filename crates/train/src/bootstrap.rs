@@ -6,8 +6,9 @@
 //! hand the foxes captures, so the value head first learns "the foxes win";
 //! once the geese learn to stop blundering they learn to shuffle sideways into
 //! threefold repetition, and self-play settles on draws. Neither side ever sees
-//! the geese *win*, which is what good geese do (alpha-beta at depth 4 against
-//! itself: geese win about 75% of games, mostly by filling the pen). An expert
+//! the geese *win*, which is what good geese do (alpha-beta against itself from
+//! six random opening plies: the geese win 64% of games at depth 4 and 87% at
+//! depth 5, mostly by filling the pen). An expert
 //! that plays that plan from the first generation puts it in the data.
 //!
 //! How: before generation 1, the expert (a non-network agent, normally a
