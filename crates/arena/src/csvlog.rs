@@ -79,11 +79,7 @@ impl GameRow {
     /// move first), the geese the odd ones; the random opening plies are
     /// nobody's.
     pub fn moves_by(&self, side: halatafl_rules::Side) -> usize {
-        let opening = self
-            .opening_moves
-            .split_whitespace()
-            .count()
-            .min(self.plies);
+        let opening = self.opening_plies().min(self.plies);
         let foxes_total = self.plies.div_ceil(2);
         let foxes_opening = opening.div_ceil(2);
         match side {
@@ -92,12 +88,39 @@ impl GameRow {
         }
     }
 
+    /// Plies of the random opening that starts `moves`.
+    pub fn opening_plies(&self) -> usize {
+        self.opening_moves.split_whitespace().count()
+    }
+
     /// Thinking time of the agent that played `side`.
     pub fn seconds_of(&self, side: halatafl_rules::Side) -> f64 {
         match side {
             halatafl_rules::Side::Foxes => self.foxes_seconds,
             halatafl_rules::Side::Geese => self.geese_seconds,
         }
+    }
+}
+
+/// Thinking time summed over games and the moves it was spent on (the random
+/// opening plies are nobody's), for time per move: "equal time" comparisons
+/// read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThinkingTime {
+    pub seconds: f64,
+    pub moves: usize,
+}
+
+impl ThinkingTime {
+    /// Counts the time and moves of whoever played `side` in `row`.
+    pub fn add(&mut self, row: &GameRow, side: halatafl_rules::Side) {
+        self.seconds += row.seconds_of(side);
+        self.moves += row.moves_by(side);
+    }
+
+    /// Mean thinking time per move, in milliseconds (0 without moves).
+    pub fn ms_per_move(&self) -> f64 {
+        1000.0 * self.seconds / self.moves.max(1) as f64
     }
 
     /// The CSV header, in column order.

@@ -15,7 +15,7 @@ pub mod ratings;
 pub mod stats;
 mod summary;
 
-pub use csvlog::{append_csv_atomic, read_game_rows, write_csv_atomic, GameRow};
+pub use csvlog::{append_csv_atomic, read_game_rows, write_csv_atomic, GameRow, ThinkingTime};
 pub use ratings::{fit_ratings, Rating};
 pub use summary::{MatchSummary, SideRecords};
 

@@ -3,7 +3,7 @@
 //! interval (see [`crate::stats`]).
 
 use crate::stats::{elo_with_interval, fmt_elo, Record};
-use crate::GameRow;
+use crate::{GameRow, ThinkingTime};
 use halatafl_rules::Side;
 use std::fmt;
 
@@ -14,18 +14,8 @@ pub struct SideRecords {
     pub overall: Record,
     pub foxes: Record,
     pub geese: Record,
-    /// Thinking time over all games, and the moves it was spent on (the
-    /// random opening plies are not the agent's), for time per move: "equal
-    /// time" comparisons read it.
-    pub seconds: f64,
-    pub moves: usize,
-}
-
-impl SideRecords {
-    /// Mean thinking time per own move, in milliseconds.
-    pub fn ms_per_move(&self) -> f64 {
-        1000.0 * self.seconds / self.moves.max(1) as f64
-    }
+    /// Thinking time over all games.
+    pub time: ThinkingTime,
 }
 
 /// Agent A's and agent B's records in a match.
@@ -70,8 +60,7 @@ impl MatchSummary {
                     Side::Foxes => agent.foxes.add(r),
                     Side::Geese => agent.geese.add(r),
                 }
-                agent.seconds += row.seconds_of(side);
-                agent.moves += row.moves_by(side);
+                agent.time.add(row, side);
             }
         }
         MatchSummary { agents }
@@ -109,8 +98,8 @@ impl fmt::Display for MatchSummary {
             writeln!(
                 f,
                 "  time      {:.1} ms per move over {} moves",
-                a.ms_per_move(),
-                a.moves
+                a.time.ms_per_move(),
+                a.time.moves
             )?;
         }
         Ok(())
@@ -155,9 +144,9 @@ mod tests {
             row(2, "c7-c6 d3-d4", 6, [0.1, 0.4]), // plies 2..6: foxes 2, geese 2
         ];
         let s = MatchSummary::from_match("a", "b", &rows);
-        assert_eq!(s.agents[0].moves, 4);
-        assert!((s.agents[0].ms_per_move() - 1000.0 * 0.6 / 4.0).abs() < 1e-9);
-        assert!((s.agents[1].ms_per_move() - 1000.0 * 0.3 / 4.0).abs() < 1e-9);
+        assert_eq!(s.agents[0].time.moves, 4);
+        assert!((s.agents[0].time.ms_per_move() - 1000.0 * 0.6 / 4.0).abs() < 1e-9);
+        assert!((s.agents[1].time.ms_per_move() - 1000.0 * 0.3 / 4.0).abs() < 1e-9);
         assert!(s.to_string().contains("150.0 ms per move over 4 moves"));
     }
 }

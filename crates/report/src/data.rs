@@ -2,6 +2,7 @@
 
 use crate::{io_error, ReportError};
 use halatafl_arena::stats::Record;
+use halatafl_arena::ThinkingTime;
 use halatafl_rules::Side;
 pub use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
 use serde::de::DeserializeOwned;
@@ -171,39 +172,32 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
     let mut out = Vec::new();
     for (generation, opponent) in keys {
         let mut records = [Record::default(); 3];
-        // Per perspective: (own seconds, own moves, opponent seconds, opponent moves).
-        let mut times = [(0.0, 0usize, 0.0, 0usize); 3];
+        // Per perspective: the network's thinking time and its opponent's.
+        let mut times = [(ThinkingTime::default(), ThinkingTime::default()); 3];
         for r in rows
             .iter()
             .filter(|r| r.generation == generation && r.opponent == opponent)
         {
-            let side = trained_side(r);
-            let game = r.game_row();
-            let (own, other) = match side {
-                Perspective::AsFoxes => (Side::Foxes, Side::Geese),
-                _ => (Side::Geese, Side::Foxes),
-            };
-            for k in [0, if own == Side::Foxes { 1 } else { 2 }] {
-                times[k].0 += game.seconds_of(own);
-                times[k].1 += game.moves_by(own);
-                times[k].2 += game.seconds_of(other);
-                times[k].3 += game.moves_by(other);
-            }
-            let mine = match side {
-                Perspective::AsFoxes => "foxes",
-                _ => "geese",
+            let own = match trained_side(r) {
+                Perspective::AsFoxes => Side::Foxes,
+                _ => Side::Geese,
             };
             let result = match r.result.as_str() {
                 "draw" => 0,
-                w if w == mine => 1,
+                w if w == own.name() => 1,
                 _ => -1,
             };
-            records[0].add(result);
-            records[if side == Perspective::AsFoxes { 1 } else { 2 }].add(result);
+            let game = r.game_row();
+            for k in [0, if own == Side::Foxes { 1 } else { 2 }] {
+                records[k].add(result);
+                times[k].0.add(&game, own);
+                times[k].1.add(&game, own.other());
+            }
         }
-        for ((perspective, record), time) in Perspective::ALL.into_iter().zip(records).zip(times) {
+        for ((perspective, record), (mine, theirs)) in
+            Perspective::ALL.into_iter().zip(records).zip(times)
+        {
             let (low, high) = record.interval();
-            let ms = |seconds: f64, moves: usize| 1000.0 * seconds / moves.max(1) as f64;
             out.push(ScorePoint {
                 generation,
                 opponent: opponent.clone(),
@@ -212,8 +206,8 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
                 score: record.score(),
                 low,
                 high,
-                ms_per_move: ms(time.0, time.1),
-                opponent_ms_per_move: ms(time.2, time.3),
+                ms_per_move: mine.ms_per_move(),
+                opponent_ms_per_move: theirs.ms_per_move(),
             });
         }
     }
