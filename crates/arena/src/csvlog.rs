@@ -100,6 +100,23 @@ impl GameRow {
             halatafl_rules::Side::Geese => self.geese_seconds,
         }
     }
+
+    /// The CSV header, in column order.
+    pub const COLUMNS: [&'static str; 13] = [
+        "game",
+        "opening",
+        "opening_moves",
+        "foxes",
+        "geese",
+        "result",
+        "reason",
+        "plies",
+        "moves",
+        "foxes_seconds",
+        "geese_seconds",
+        "seed",
+        "variant",
+    ];
 }
 
 /// Thinking time summed over games and the moves it was spent on (the random
@@ -122,23 +139,6 @@ impl ThinkingTime {
     pub fn ms_per_move(&self) -> f64 {
         1000.0 * self.seconds / self.moves.max(1) as f64
     }
-
-    /// The CSV header, in column order.
-    pub const COLUMNS: [&'static str; 13] = [
-        "game",
-        "opening",
-        "opening_moves",
-        "foxes",
-        "geese",
-        "result",
-        "reason",
-        "plies",
-        "moves",
-        "foxes_seconds",
-        "geese_seconds",
-        "seed",
-        "variant",
-    ];
 }
 
 fn io_error(path: &Path, e: std::io::Error) -> ArenaError {
