@@ -19,10 +19,11 @@
 //! target. Generation 0's network is trained on them alone; in the following
 //! generations a configured share of every batch is still drawn from them.
 
+use crate::selfplay::wdl_for;
 use crate::shard::StoredSample;
 use halatafl_arena::{derive_seed, random_opening, GameJob, GameRow};
 use halatafl_nn::Sample;
-use halatafl_rules::{Game, Side, Variant};
+use halatafl_rules::{Game, Outcome, Variant};
 
 /// The expert's games: each with its own random opening of `opening_plies`.
 pub fn expert_jobs(
@@ -48,23 +49,18 @@ pub fn expert_jobs(
         .collect()
 }
 
-/// Training samples of one finished expert game: every position after its
-/// random opening, with the move played as a one-hot policy target and the
-/// result for the side to move as the value target (also stored as the
-/// "search value", so `search_value_mix` leaves them unchanged).
-pub fn samples_from_game(row: &GameRow, variant: Variant) -> Result<Vec<StoredSample>, String> {
+/// Training samples of one finished expert game, and how it ended: every
+/// position after its random opening, with the move played as a one-hot
+/// policy target and the result for the side to move as the value target
+/// (also stored as the "search value", so `search_value_mix` leaves them
+/// unchanged). The outcome comes from replaying the moves, not from the row's
+/// text, so a record whose moves do not end the game is refused.
+pub fn samples_from_game(
+    row: &GameRow,
+    variant: Variant,
+) -> Result<(Outcome, Vec<StoredSample>), String> {
     let where_ = || format!("expert game {}", row.game);
-    let winner = match row.result.as_str() {
-        "foxes" => Some(Side::Foxes),
-        "geese" => Some(Side::Geese),
-        "draw" => None,
-        other => return Err(format!("{}: unknown result `{other}`", where_())),
-    };
-    let opening = if row.opening_moves.is_empty() {
-        0
-    } else {
-        row.opening_moves.split(' ').count()
-    };
+    let opening = row.opening_plies();
     let mut game = Game::start_of(variant);
     let mut out = Vec::new();
     for (ply, text) in row.moves.split_whitespace().enumerate() {
@@ -73,37 +69,39 @@ pub fn samples_from_game(row: &GameRow, variant: Variant) -> Result<Vec<StoredSa
             .parse_move(text)
             .map_err(|e| format!("{}, ply {}: `{text}`: {e}", where_(), ply + 1))?;
         if ply >= opening {
-            let legal = position.legal_moves();
-            let policy: Vec<f32> = legal
+            let policy = position
+                .legal_moves()
                 .iter()
                 .map(|m| if *m == mv { 1.0 } else { 0.0 })
                 .collect();
-            let side = position.side();
-            let wdl = match winner {
-                None => [0.0, 1.0, 0.0],
-                Some(w) if w == side => [1.0, 0.0, 0.0],
-                Some(_) => [0.0, 0.0, 1.0],
-            };
             out.push(StoredSample {
                 sample: Sample {
                     position,
                     repetitions: game.repetitions().min(255) as u8,
                     policy,
-                    wdl,
+                    wdl: [0.0; 3],
                 },
-                search_wdl: wdl,
+                search_wdl: [0.0; 3],
             });
         }
         game.play(mv)
             .map_err(|e| format!("{}, ply {}: `{text}`: {e}", where_(), ply + 1))?;
     }
-    Ok(out)
+    let outcome = game
+        .outcome()
+        .ok_or_else(|| format!("{}: its moves do not end the game", where_()))?;
+    for s in &mut out {
+        s.sample.wdl = wdl_for(outcome.winner, s.sample.position.side());
+        s.search_wdl = s.sample.wdl;
+    }
+    Ok((outcome, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use halatafl_arena::{play_games, MatchConfig};
+    use halatafl_rules::Side;
 
     #[test]
     fn expert_samples_follow_the_game_and_skip_the_opening() {
@@ -129,7 +127,8 @@ mod tests {
         };
         let rows = play_games(&jobs, &factory, &config, &|_| {}).unwrap();
         for row in &rows {
-            let samples = samples_from_game(row, variant).unwrap();
+            let (outcome, samples) = samples_from_game(row, variant).unwrap();
+            assert_eq!(outcome.result_word(), row.result);
             assert_eq!(samples.len(), row.plies - 4);
             let final_side_to_move_value = samples.last().unwrap().sample.wdl;
             for s in &samples {

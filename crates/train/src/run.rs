@@ -377,12 +377,10 @@ impl Run {
     /// Runs (or resumes) every remaining stage.
     pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), String> {
         halatafl_nn::set_threads(self.config.run.torch_threads);
+        // With an expert, generation 0 is made by the run's first stages
+        // (a bad expert spec fails there at once).
         let bootstrap = self.config.bootstrap.enabled();
-        if bootstrap {
-            // A bad expert spec fails now, not after a generation of work.
-            base_factory(&self.config.bootstrap.agent, 0)
-                .map_err(|e| format!("[bootstrap] agent: {e}"))?;
-        } else if !self.checkpoint(0).exists() {
+        if !bootstrap && !self.checkpoint(0).exists() {
             let trainer = self.initial_trainer(tch::Device::Cpu)?;
             let mut extra = std::collections::BTreeMap::new();
             extra.insert("generation".to_string(), "0".to_string());
@@ -445,34 +443,29 @@ impl Run {
             variant,
             self.stage_seed(0, Stage::SelfPlay),
         );
+        // The jobs carry their openings and seeds; the config gives threads.
         let match_config = MatchConfig {
-            games: b.games,
-            seed: self.stage_seed(0, Stage::SelfPlay),
-            openings: b.opening_plies,
             threads: Some(cfg.run.threads),
             variant,
-            budget: Default::default(),
+            ..MatchConfig::default()
         };
         let pb = bar(jobs.len() as u64, "expert");
         pb.set_message(b.agent.clone());
         let started = Instant::now();
-        let factory = |spec: &str, seed: u64| base_factory(spec, seed);
-        let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))
-            .map_err(|e| format!("[bootstrap] {e}"))?;
+        let rows = play_games(&jobs, base_factory, &match_config, &|_r: &GameRow| {
+            pb.inc(1)
+        })
+        .map_err(|e| format!("[bootstrap] {e}"))?;
         pb.finish_and_clear();
         let seconds = started.elapsed().as_secs_f64();
         let mut stats = SelfPlayStats::default();
         let mut samples = Vec::new();
         for row in &rows {
-            let game_samples = crate::bootstrap::samples_from_game(row, variant)?;
+            let (outcome, game_samples) = crate::bootstrap::samples_from_game(row, variant)?;
             stats.add(&FinishedGame {
                 index: row.game,
-                result: match row.result.as_str() {
-                    "foxes" => "foxes",
-                    "geese" => "geese",
-                    _ => "draw",
-                },
-                reason: row.reason.clone(),
+                result: outcome.result_word(),
+                reason: outcome.reason.name().to_string(),
                 plies: row.plies,
                 samples: game_samples.len(),
                 false_resign: None,

@@ -102,7 +102,8 @@ struct Slot {
     would_resign: Option<Side>,
 }
 
-fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
+/// The win/draw/loss target of a finished game for `side`.
+pub(crate) fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
     match outcome_winner {
         None => [0.0, 1.0, 0.0],
         Some(w) if w == side => [1.0, 0.0, 0.0],
