@@ -2,26 +2,13 @@
 //! end of a game with a malformed move, an illegal move and an undo in it;
 //! and `halatafl report` on a small run made by `halatafl train`.
 
+mod common;
+
+use common::{bin, scratch, train_new_run, workspace};
 use halatafl_arena::read_game_rows;
 use halatafl_rules::{Position, Variant};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Output, Stdio};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_halatafl")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("halatafl-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn run(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().unwrap()
@@ -227,18 +214,7 @@ fn report_on_a_small_run() {
     let dir = scratch("report");
     let run_dir = dir.join("run");
     let config = workspace().join("configs/ci.toml");
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run_dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "train failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    train_new_run(&config, &run_dir);
     let out = run(&["report", &run_dir.display().to_string()]);
     assert!(
         out.status.success(),

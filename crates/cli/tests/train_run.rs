@@ -5,25 +5,12 @@
 //! ci.toml starts from an expert (generation 0 = alpha-beta games); a second
 //! run checks the start from scratch.
 
+mod common;
+
+use common::{bin, scratch, train_new_run, workspace};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_halatafl")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("halatafl-train-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// configs/ci.toml with one worker thread, written next to the runs.
 fn one_thread_config(dir: &Path) -> PathBuf {
@@ -36,23 +23,6 @@ fn one_thread_config(dir: &Path) -> PathBuf {
     let path = dir.join("ci1.toml");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// `halatafl train --config CONFIG --run RUN`, which must succeed.
-fn train_new_run(config: &Path, run: &Path) -> std::process::Output {
-    let out = Command::new(bin())
-        .args(["train", "--config"])
-        .arg(config)
-        .arg("--run")
-        .arg(run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// A CSV with the columns that measure time removed and the run's own

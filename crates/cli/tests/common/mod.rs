@@ -1,0 +1,41 @@
+//! Helpers shared by the CLI's integration tests (each test file is its own
+//! crate, so not every helper is used by every file).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `halatafl` binary built for these tests.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_halatafl")
+}
+
+/// The workspace root (for `configs/`).
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// An empty scratch directory named after the test and this process.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("halatafl-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `halatafl train --config CONFIG --run RUN`, which must succeed.
+pub fn train_new_run(config: &Path, run: &Path) -> Output {
+    let out = Command::new(bin())
+        .args(["train", "--config"])
+        .arg(config)
+        .arg("--run")
+        .arg(run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "train failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
