@@ -1,8 +1,14 @@
 //! The network as a search [`Evaluator`]: any number of search threads call
 //! `evaluate`; one inference thread owns the network (tch modules are not
 //! `Sync`), gathers their requests into batches of up to `max_batch`
-//! positions (waiting at most `max_wait` for a batch to fill), runs them, and
-//! answers each caller on its own reply channel.
+//! positions, runs them, and answers each caller on its own reply channel.
+//!
+//! Waiting for a batch to fill: the loop waits (at most `max_wait`) only for
+//! callers it expects, those that have asked recently compared with their own
+//! usual gap between requests. A lone search (a match game, `play`, the
+//! engine protocol) is therefore answered at once instead of paying
+//! `max_wait` per call, which at batch 1 cost twice the network's own time;
+//! self-play workers that take turns still merge into one batch.
 //!
 //! A bounded, direct-mapped cache keyed by everything the encoding sees (the
 //! Zobrist hash, the quiet counter, the repetition flag, the variant) holds the
@@ -21,7 +27,8 @@ use std::time::{Duration, Instant};
 pub struct EvaluatorConfig {
     /// Most positions per network call.
     pub max_batch: usize,
-    /// Longest wait for more requests once one has arrived.
+    /// Longest wait for more requests from expected callers once one has
+    /// arrived (see the module doc).
     pub max_wait: Duration,
     /// Cache entries (0 disables the cache).
     pub cache_entries: usize,
@@ -44,6 +51,73 @@ struct Request {
     planes: Vec<f32>,
     count: usize,
     reply: SyncSender<InferenceOutput>,
+    /// The calling thread: one search per thread, so one caller.
+    caller: std::thread::ThreadId,
+}
+
+/// When a caller last asked and its usual gap between requests.
+#[derive(Clone, Copy, Debug)]
+struct CallerRhythm {
+    last: Instant,
+    gap: Duration,
+}
+
+/// The callers the inference loop expects to hear from soon, from their
+/// request times.
+#[derive(Default)]
+struct Callers {
+    rhythm: std::collections::HashMap<std::thread::ThreadId, CallerRhythm>,
+}
+
+impl Callers {
+    /// Records a request. The gap is a running average over gaps clipped to
+    /// twice the average, so one long pause (the opponent's turn) does not
+    /// make a caller look busy for long afterwards.
+    fn heard(&mut self, caller: std::thread::ThreadId, now: Instant) {
+        match self.rhythm.get_mut(&caller) {
+            Some(r) => {
+                let gap = (now - r.last).min(r.gap * 2 + Duration::from_micros(200));
+                r.gap = (r.gap * 3 + gap) / 4;
+                r.last = now;
+            }
+            None => {
+                self.rhythm.insert(
+                    caller,
+                    CallerRhythm {
+                        last: now,
+                        gap: Duration::from_millis(1),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Adds a request to the batch being gathered; returns its position count.
+    fn join(
+        &mut self,
+        r: Request,
+        pending: &mut Vec<Request>,
+        present: &mut Vec<std::thread::ThreadId>,
+    ) -> usize {
+        self.heard(r.caller, Instant::now());
+        if !present.contains(&r.caller) {
+            present.push(r.caller);
+        }
+        let count = r.count;
+        pending.push(r);
+        count
+    }
+
+    /// Callers whose next request is due: heard from within twice their usual
+    /// gap (plus a little slack). Callers silent for a second are forgotten.
+    fn expected(&mut self, now: Instant) -> usize {
+        self.rhythm
+            .retain(|_, r| now - r.last < Duration::from_secs(1));
+        self.rhythm
+            .values()
+            .filter(|r| now - r.last <= r.gap * 2 + Duration::from_micros(500))
+            .count()
+    }
 }
 
 struct CacheEntry {
@@ -201,6 +275,7 @@ impl NetEvaluator {
                 planes,
                 count,
                 reply,
+                caller: std::thread::current().id(),
             })
             .expect("inference thread alive");
         answer.recv().expect("inference thread answers")
@@ -243,21 +318,29 @@ fn inference_loop(
     batches: &AtomicU64,
 ) {
     let mut pending: Vec<Request> = Vec::new();
+    let mut present: Vec<std::thread::ThreadId> = Vec::new();
     let mut planes: Vec<f32> = Vec::new();
+    let mut callers = Callers::default();
     while let Ok(first) = receiver.recv() {
-        let mut total = first.count;
-        pending.push(first);
-        let deadline = Instant::now() + config.max_wait;
+        let start = Instant::now();
+        present.clear();
+        let mut total = callers.join(first, &mut pending, &mut present);
+        // Requests already queued join the batch whether expected or not.
         while total < config.max_batch {
+            match receiver.try_recv() {
+                Ok(r) => total += callers.join(r, &mut pending, &mut present),
+                Err(_) => break,
+            }
+        }
+        let expected = callers.expected(start);
+        let deadline = start + config.max_wait;
+        while total < config.max_batch && present.len() < expected {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
             match receiver.recv_timeout(deadline - now) {
-                Ok(r) => {
-                    total += r.count;
-                    pending.push(r);
-                }
+                Ok(r) => total += callers.join(r, &mut pending, &mut present),
                 Err(_) => break,
             }
         }
@@ -327,5 +410,46 @@ impl Evaluator<Game> for NetEvaluator {
             );
             self.store(key, &logits, w);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_ids(n: usize) -> Vec<std::thread::ThreadId> {
+        (0..n)
+            .map(|_| {
+                std::thread::spawn(|| std::thread::current().id())
+                    .join()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn callers_in_rhythm_are_expected_and_silent_ones_are_not() {
+        let ids = thread_ids(2);
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut callers = Callers::default();
+        // Two self-play workers taking turns every 2 ms.
+        for k in 0..10u32 {
+            callers.heard(ids[0], t0 + ms(2 * k as u64));
+            callers.heard(ids[1], t0 + ms(2 * k as u64 + 1));
+        }
+        assert_eq!(callers.expected(t0 + ms(20)), 2);
+        // The second stops (its game's opponent is thinking): after a few of
+        // its usual gaps it is no longer waited for.
+        for k in 10..20u32 {
+            callers.heard(ids[0], t0 + ms(2 * k as u64));
+        }
+        assert_eq!(callers.expected(t0 + ms(40)), 1);
+        // One long pause does not make the first look busy for long after.
+        callers.heard(ids[0], t0 + ms(500));
+        assert_eq!(callers.expected(t0 + ms(520)), 0);
+        // Callers silent for over a second are forgotten.
+        assert_eq!(callers.expected(t0 + ms(3000)), 0);
+        assert!(callers.rhythm.is_empty());
     }
 }

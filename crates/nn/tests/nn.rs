@@ -296,3 +296,63 @@ fn net_agents_search_by_simulations_or_by_time_or_play_the_raw_policy() {
     assert!(err.contains("ms"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn small_batches_give_each_position_what_it_gets_alone() {
+    // Batches of 2 and 3 run position by position on CPU; every batch size
+    // must still answer each position as a batch of one does.
+    let mut t = trainer(2);
+    let data = samples(8, 2);
+    let refs: Vec<&Sample> = data.iter().collect();
+    let batch = Batch::new(&refs, Device::Cpu);
+    for _ in 0..5 {
+        t.train_step(&batch);
+    }
+    let net = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
+    let positions: Vec<Position> = data.iter().map(|s| s.position).collect();
+    let alone: Vec<(Vec<f32>, Vec<f32>)> = positions.iter().map(|p| outputs(&net, &[*p])).collect();
+    for size in 2..=5 {
+        let (policy, wdl) = outputs(&net, &positions[..size]);
+        let per = policy.len() / size;
+        for (i, (p, w)) in alone.iter().take(size).enumerate() {
+            for (a, b) in p.iter().zip(&policy[i * per..(i + 1) * per]) {
+                assert!(
+                    (a - b).abs() < 1e-4,
+                    "batch {size}, position {i}: policy differs"
+                );
+            }
+            for (a, b) in w.iter().zip(&wdl[i * 3..(i + 1) * 3]) {
+                assert!(
+                    (a - b).abs() < 1e-4,
+                    "batch {size}, position {i}: value differs"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_lone_caller_is_answered_without_waiting_for_a_batch_to_fill() {
+    use halatafl_nn::{EvaluatorConfig, NetEvaluator};
+    use std::time::{Duration, Instant};
+    let t = trainer(2);
+    let served = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
+    // A wait this long would make 20 calls take 100 s if the loop waited.
+    let config = EvaluatorConfig {
+        max_wait: Duration::from_secs(5),
+        cache_entries: 0,
+        ..Default::default()
+    };
+    let evaluator = NetEvaluator::start(move || served, config);
+    let position = samples(1, 2)[0].position;
+    let start = Instant::now();
+    for _ in 0..20 {
+        evaluator.evaluate_position(&position, 1);
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "a lone caller waited for others: {:?} for 20 calls",
+        start.elapsed()
+    );
+    assert_eq!(evaluator.stats().batches_run, 20);
+}
