@@ -165,7 +165,7 @@ impl Searcher {
             deadline: None,
             aborted: false,
             root_index: 0,
-            pv: vec![Vec::with_capacity(MAX_PLY); MAX_PLY + 1],
+            pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
         }
     }
 
