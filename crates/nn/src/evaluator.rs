@@ -51,7 +51,8 @@ struct Request {
     planes: Vec<f32>,
     count: usize,
     reply: SyncSender<InferenceOutput>,
-    /// The calling thread: one search per thread, so one caller.
+    /// The calling thread. A caller blocks until answered, so a batch being
+    /// gathered holds at most one request per caller.
     caller: std::thread::ThreadId,
 }
 
@@ -90,22 +91,6 @@ impl Callers {
                 );
             }
         }
-    }
-
-    /// Adds a request to the batch being gathered; returns its position count.
-    fn join(
-        &mut self,
-        r: Request,
-        pending: &mut Vec<Request>,
-        present: &mut Vec<std::thread::ThreadId>,
-    ) -> usize {
-        self.heard(r.caller, Instant::now());
-        if !present.contains(&r.caller) {
-            present.push(r.caller);
-        }
-        let count = r.count;
-        pending.push(r);
-        count
     }
 
     /// Callers whose next request is due: heard from within twice their usual
@@ -310,6 +295,14 @@ impl Drop for NetEvaluator {
     }
 }
 
+/// Adds a request to the batch being gathered; returns its position count.
+fn join(callers: &mut Callers, r: Request, pending: &mut Vec<Request>) -> usize {
+    callers.heard(r.caller, Instant::now());
+    let count = r.count;
+    pending.push(r);
+    count
+}
+
 fn inference_loop(
     net: InferenceNet,
     receiver: Receiver<Request>,
@@ -318,29 +311,28 @@ fn inference_loop(
     batches: &AtomicU64,
 ) {
     let mut pending: Vec<Request> = Vec::new();
-    let mut present: Vec<std::thread::ThreadId> = Vec::new();
     let mut planes: Vec<f32> = Vec::new();
     let mut callers = Callers::default();
     while let Ok(first) = receiver.recv() {
         let start = Instant::now();
-        present.clear();
-        let mut total = callers.join(first, &mut pending, &mut present);
+        let mut total = join(&mut callers, first, &mut pending);
         // Requests already queued join the batch whether expected or not.
         while total < config.max_batch {
             match receiver.try_recv() {
-                Ok(r) => total += callers.join(r, &mut pending, &mut present),
+                Ok(r) => total += join(&mut callers, r, &mut pending),
                 Err(_) => break,
             }
         }
+        // One request per caller, so `pending.len()` callers have asked.
         let expected = callers.expected(start);
         let deadline = start + config.max_wait;
-        while total < config.max_batch && present.len() < expected {
+        while total < config.max_batch && pending.len() < expected {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
             match receiver.recv_timeout(deadline - now) {
-                Ok(r) => total += callers.join(r, &mut pending, &mut present),
+                Ok(r) => total += join(&mut callers, r, &mut pending),
                 Err(_) => break,
             }
         }

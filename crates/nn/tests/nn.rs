@@ -54,6 +54,20 @@ fn trainer(seed: u64) -> Trainer {
     )
 }
 
+/// A trainer after `steps` steps on `n` seeded samples (so batch norm has
+/// non-trivial running statistics and distinct positions get distinct
+/// outputs), with the samples and their batch.
+fn trained(n: usize, seed: u64, steps: usize) -> (Trainer, Vec<Sample>, Batch) {
+    let data = samples(n, seed);
+    let refs: Vec<&Sample> = data.iter().collect();
+    let batch = Batch::new(&refs, Device::Cpu);
+    let mut t = trainer(seed);
+    for _ in 0..steps {
+        t.train_step(&batch);
+    }
+    (t, data, batch)
+}
+
 #[test]
 fn tiny_net_overfits_a_fixed_batch() {
     let data = samples(32, 1);
@@ -87,13 +101,7 @@ fn outputs(net: &InferenceNet, positions: &[Position]) -> (Vec<f32>, Vec<f32>) {
 fn save_then_load_gives_identical_outputs_and_bad_files_are_refused() {
     let dir = std::env::temp_dir().join(format!("halatafl-nn-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let data = samples(16, 2);
-    let refs: Vec<&Sample> = data.iter().collect();
-    let batch = Batch::new(&refs, Device::Cpu);
-    let mut t = trainer(2);
-    for _ in 0..5 {
-        t.train_step(&batch);
-    }
+    let (mut t, data, batch) = trained(16, 2, 5);
     let path = dir.join("ckpt.safetensors");
     let mut extra = BTreeMap::new();
     extra.insert("generation".to_string(), "3".to_string());
@@ -156,13 +164,7 @@ fn save_then_load_gives_identical_outputs_and_bad_files_are_refused() {
 
 #[test]
 fn folded_inference_matches_training_graph_and_bf16_is_close() {
-    let data = samples(24, 3);
-    let refs: Vec<&Sample> = data.iter().collect();
-    let batch = Batch::new(&refs, Device::Cpu);
-    let mut t = trainer(3);
-    for _ in 0..20 {
-        t.train_step(&batch); // gives batch norm non-trivial running statistics
-    }
+    let (t, data, batch) = trained(24, 3, 20);
     let (p_ref, v_ref) = tch::no_grad(|| t.net.forward_t(&batch.planes, false));
     let folded = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
     let positions: Vec<Position> = data.iter().map(|s| s.position).collect();
@@ -202,13 +204,7 @@ fn batching_evaluator_answers_each_caller_its_own_position() {
     use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf};
     use halatafl_nn::{EvaluatorConfig, NetEvaluator};
     use std::sync::Arc;
-    let mut t = trainer(4);
-    let data = samples(64, 4);
-    let refs: Vec<&Sample> = data.iter().collect();
-    let batch = Batch::new(&refs, Device::Cpu);
-    for _ in 0..10 {
-        t.train_step(&batch); // distinct outputs for distinct positions
-    }
+    let (t, data, _) = trained(64, 4, 10);
     let reference = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
     let expected: Vec<(Vec<f32>, Vec<f32>)> = data
         .iter()
@@ -301,13 +297,7 @@ fn net_agents_search_by_simulations_or_by_time_or_play_the_raw_policy() {
 fn small_batches_give_each_position_what_it_gets_alone() {
     // Batches of 2 and 3 run position by position on CPU; every batch size
     // must still answer each position as a batch of one does.
-    let mut t = trainer(2);
-    let data = samples(8, 2);
-    let refs: Vec<&Sample> = data.iter().collect();
-    let batch = Batch::new(&refs, Device::Cpu);
-    for _ in 0..5 {
-        t.train_step(&batch);
-    }
+    let (t, data, _) = trained(8, 2, 5);
     let net = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
     let positions: Vec<Position> = data.iter().map(|s| s.position).collect();
     let alone: Vec<(Vec<f32>, Vec<f32>)> = positions.iter().map(|p| outputs(&net, &[*p])).collect();

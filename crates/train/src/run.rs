@@ -735,12 +735,9 @@ impl Run {
         base_factory: &BaseFactory,
     ) -> Result<Vec<MatchSummary>, String> {
         let cfg = &self.config;
-        // Evaluation games run one search per thread: waiting for other
-        // callers to fill a batch would mostly add latency.
-        let registry = Arc::new(NetRegistry::new(EvaluatorConfig {
-            max_wait: std::time::Duration::from_micros(50),
-            ..self.evaluator_config()
-        }));
+        // The evaluator waits only for searches that are running (see
+        // `halatafl_nn::evaluator`), so a lone evaluation game is not slowed.
+        let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
         let device = cfg.run.device.clone();
         let precision = cfg.network.precision.clone();
         let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
