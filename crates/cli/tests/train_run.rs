@@ -147,7 +147,70 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--resume"));
+    extend_finished_run(&clean);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--resume RUN --generations N` trains a finished run longer: the completed
+/// generations stay byte for byte, the next one is added once, and the change
+/// is recorded. Shortening below what is done is refused and changes nothing.
+fn extend_finished_run(run: &Path) {
+    let resume = |generations: &str| {
+        Command::new(bin())
+            .args(["train", "--resume"])
+            .arg(run)
+            .args(["--generations", generations])
+            .output()
+            .unwrap()
+    };
+    let before_config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    let out = resume("1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--generations 1") && err.contains("reached generation 2"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.join("config.toml")).unwrap(),
+        before_config
+    );
+
+    let gen2 = tensors(&run.join("checkpoints/gen_0002.safetensors"));
+    let selfplay_before = csv_without_timing(&run.join("selfplay.csv"));
+    let out = resume("3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("vs random"));
+    let selfplay = csv_without_timing(&run.join("selfplay.csv"));
+    assert_eq!(selfplay.len(), 4, "generations 0..=3, each once");
+    assert_eq!(selfplay[..3], selfplay_before[..]);
+    assert_eq!(tensors(&run.join("checkpoints/gen_0002.safetensors")), gen2);
+    assert!(run.join("checkpoints/gen_0003.safetensors").exists());
+    let eval = read_csv(&run.join("eval.csv"));
+    assert!(
+        eval.iter().any(|r| r["generation"] == "3"),
+        "the new last generation is evaluated"
+    );
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(config.contains("generations = 3"), "{config}");
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let change = &info["generations_changed"][0];
+    assert_eq!(
+        (change["from"].as_u64(), change["to"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert!(std::fs::read_to_string(run.join("log.txt"))
+        .unwrap()
+        .contains("generations 2 -> 3"));
+    // Extending to the count it has is a plain resume of a finished run.
+    let out = resume("3");
+    assert!(out.status.success());
+    assert_eq!(csv_without_timing(&run.join("selfplay.csv")).len(), 4);
 }
 
 /// Generation 0 of a bootstrapped run: the expert's games in bootstrap.csv,

@@ -314,6 +314,74 @@ impl Run {
         })
     }
 
+    /// Changes how many generations the run goes to, so a finished run can
+    /// train longer (`halatafl train --resume DIR --generations N`). Completed
+    /// generations stay as they are; the learning-rate schedule is recomputed
+    /// over the new total, so from the next training step on the rate follows
+    /// the longer schedule (a cosine run's rate rises from `min_lr` to where
+    /// the longer curve is: a warm restart). An extended run therefore differs
+    /// from one configured for N generations from the start; `run.json` and
+    /// the log record every change. Returns the old count when it changed.
+    pub fn set_generations(
+        &mut self,
+        generations: u32,
+        command: &str,
+    ) -> Result<Option<u32>, String> {
+        let old = self.config.run.generations;
+        if generations == old {
+            return Ok(None);
+        }
+        let reached = self.progress()?.map_or(0, |p| p.generation);
+        if generations == 0 || generations < reached {
+            return Err(format!(
+                "--generations {generations}: {} has reached generation {reached}; \
+                 a run can be extended or shortened to a count from {} up",
+                self.dir.display(),
+                reached.max(1)
+            ));
+        }
+        let mut config = self.config.clone();
+        config.run.generations = generations;
+        config.validate()?;
+        let info_path = self.dir.join("run.json");
+        let mut info: serde_json::Value = match std::fs::read_to_string(&info_path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| io_err(&info_path, format!("unreadable run file: {e}")))?,
+            Err(_) => serde_json::json!({}),
+        };
+        let change = serde_json::json!({
+            "from": old,
+            "to": generations,
+            "after_generation": reached,
+            "at": chrono_like_now(),
+            "git_revision": git_revision(),
+            "command": command,
+        });
+        match info
+            .get_mut("generations_changed")
+            .and_then(|v| v.as_array_mut())
+        {
+            Some(list) => list.push(change),
+            None => info["generations_changed"] = serde_json::json!([change]),
+        }
+        write_atomically(
+            &info_path,
+            serde_json::to_string_pretty(&info)
+                .expect("json")
+                .as_bytes(),
+        )
+        .map_err(|e| io_err(&info_path, e))?;
+        let config_path = self.dir.join("config.toml");
+        write_atomically(&config_path, config.to_toml().as_bytes())
+            .map_err(|e| io_err(&config_path, e))?;
+        self.config = config;
+        self.log(&format!(
+            "generations {old} -> {generations} (after generation {reached}); \
+             the learning-rate schedule now spans {generations} generations"
+        ));
+        Ok(Some(old))
+    }
+
     pub fn progress(&self) -> Result<Option<Progress>, String> {
         let path = self.dir.join("progress.json");
         if !path.exists() {

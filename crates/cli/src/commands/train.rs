@@ -17,6 +17,11 @@ pub struct TrainArgs {
     /// Carry on an interrupted run from its directory.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: train to this many generations instead of the run's
+    /// count, e.g. to train a finished run longer. The learning-rate schedule
+    /// is recomputed over the new count (recorded in run.json and the log).
+    #[arg(long, requires = "resume", value_name = "N")]
+    pub generations: Option<u32>,
 }
 
 fn free_run_dir(stem: &str) -> PathBuf {
@@ -51,9 +56,14 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
 pub fn run(args: TrainArgs) -> Result<()> {
     let run = match (&args.resume, &args.config) {
         (Some(dir), _) => {
-            let run = Run::open(dir)
+            let mut run = Run::open(dir)
                 .map_err(anyhow::Error::msg)
                 .context("cannot resume")?;
+            if let Some(n) = args.generations {
+                let command: Vec<String> = std::env::args().collect();
+                run.set_generations(n, &command.join(" "))
+                    .map_err(anyhow::Error::msg)?;
+            }
             match run.progress().map_err(anyhow::Error::msg)? {
                 Some(p) => run.log(&format!(
                     "resuming {} after generation {} stage {:?}",
