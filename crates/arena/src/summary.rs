@@ -1,8 +1,10 @@
 //! The end-of-match summary: per agent and per side, wins, draws, losses,
 //! score with its 95% Wilson interval, and the Elo difference with its
-//! interval (see [`crate::stats`]).
+//! interval; then the same score from game pairs (each opening played with
+//! the sides swapped), whose interval keeps the side's effect out (see
+//! [`crate::stats`]).
 
-use crate::stats::{elo_with_interval, fmt_elo, Record};
+use crate::stats::{elo_from_score, elo_with_interval, fmt_elo, PairRecord, Record};
 use crate::{GameRow, ThinkingTime};
 use halatafl_rules::Side;
 use std::fmt;
@@ -14,6 +16,8 @@ pub struct SideRecords {
     pub overall: Record,
     pub foxes: Record,
     pub geese: Record,
+    /// Games 2k-1 and 2k (same opening, sides swapped) as pairs.
+    pub pairs: PairRecord,
     /// Thinking time over all games.
     pub time: ThinkingTime,
 }
@@ -63,6 +67,23 @@ impl MatchSummary {
                 agent.time.add(row, side);
             }
         }
+        // Game g's partner is g + 1 (g odd) or g - 1; a pair counts once both are in.
+        let by_game: std::collections::HashMap<usize, &GameRow> =
+            rows.iter().map(|r| (r.game, r)).collect();
+        for first in rows.iter().filter(|r| r.game % 2 == 1) {
+            let Some(second) = by_game.get(&(first.game + 1)) else {
+                continue;
+            };
+            // Agent A has the foxes in the odd game and the geese in the even one.
+            agents[0].pairs.add(
+                result_for(first, Side::Foxes),
+                result_for(second, Side::Geese),
+            );
+            agents[1].pairs.add(
+                result_for(first, Side::Geese),
+                result_for(second, Side::Foxes),
+            );
+        }
         MatchSummary { agents }
     }
 }
@@ -86,8 +107,31 @@ fn line(f: &mut fmt::Formatter<'_>, label: &str, r: &Record) -> fmt::Result {
     )
 }
 
-/// Scores are against the other agent; intervals are 95% (Wilson); Elo is
-/// the difference to the other agent implied by the score.
+fn pair_line(f: &mut fmt::Formatter<'_>, p: &PairRecord) -> fmt::Result {
+    let (lo, hi) = p.interval();
+    let c = p.counts;
+    writeln!(
+        f,
+        "  pairs     {:>4} pairs  ptnml(0-2) {}, {}, {}, {}, {}  score {:.3} [{:.3}, {:.3}]  Elo {} [{}, {}]",
+        p.pairs(),
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        p.score(),
+        lo,
+        hi,
+        fmt_elo(elo_from_score(p.score())),
+        fmt_elo(elo_from_score(lo)),
+        fmt_elo(elo_from_score(hi))
+    )
+}
+
+/// Scores are against the other agent; intervals are 95% (Wilson on games,
+/// normal on game pairs); Elo is the difference to the other agent implied by
+/// the score. `ptnml(0-2)` counts the pairs that scored 0, 1/2, 1, 3/2 and 2
+/// points of 2, as Fishtest prints them.
 impl fmt::Display for MatchSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (name, a) in ["A", "B"].iter().zip(&self.agents) {
@@ -95,6 +139,9 @@ impl fmt::Display for MatchSummary {
             line(f, "overall", &a.overall)?;
             line(f, "as foxes", &a.foxes)?;
             line(f, "as geese", &a.geese)?;
+            if a.pairs.pairs() > 0 {
+                pair_line(f, &a.pairs)?;
+            }
             writeln!(
                 f,
                 "  time      {:.1} ms per move over {} moves",
@@ -148,5 +195,37 @@ mod tests {
         assert!((s.agents[0].time.ms_per_move() - 1000.0 * 0.6 / 4.0).abs() < 1e-9);
         assert!((s.agents[1].time.ms_per_move() - 1000.0 * 0.3 / 4.0).abs() < 1e-9);
         assert!(s.to_string().contains("150.0 ms per move over 4 moves"));
+    }
+
+    #[test]
+    fn games_pair_up_by_opening_with_sides_swapped() {
+        let result = |game: usize, result: &str| GameRow {
+            result: result.into(),
+            ..row(game, "", 10, [0.0, 0.0])
+        };
+        // A has the foxes in odd games. Pair 1: the foxes win both (A 1 of 2);
+        // pair 2: the geese win both (1 of 2); pair 3: A wins as the foxes and
+        // draws as the geese (3/2): 3.5 of 6 points. Game 7 has no partner yet.
+        let rows = [
+            result(2, "foxes"),
+            result(1, "foxes"),
+            result(3, "geese"),
+            result(4, "geese"),
+            result(5, "foxes"),
+            result(6, "draw"),
+            result(7, "foxes"),
+        ];
+        let s = MatchSummary::from_match("a", "b", &rows);
+        assert_eq!(s.agents[0].pairs.counts, [0, 0, 2, 1, 0]);
+        assert_eq!(s.agents[1].pairs.counts, [0, 1, 2, 0, 0]);
+        assert!((s.agents[0].pairs.score() - 7.0 / 12.0).abs() < 1e-12);
+        let text = s.to_string();
+        assert!(
+            text.contains("pairs        3 pairs  ptnml(0-2) 0, 0, 2, 1, 0  score 0.583"),
+            "{text}"
+        );
+        // Without pairs (one game) there is no pairs line.
+        let s = MatchSummary::from_match("a", "b", &rows[6..]);
+        assert!(!s.to_string().contains("pairs"));
     }
 }
