@@ -83,7 +83,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     write_csv_atomic(&args.arena.csv, &rows)
         .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     println!(
-        "{} games, {variant}, seed {}, openings {}; scores are 95% Wilson intervals",
+        "{} games, {variant}, seed {}, openings {}; 95% intervals: Wilson on games, normal on game pairs",
         rows.len(),
         config.seed,
         config.openings

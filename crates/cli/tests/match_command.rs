@@ -1,0 +1,119 @@
+//! `halatafl match` end to end: the CSV it writes and the summary it prints
+//! agree game by game, per side and per game pair (each opening played with
+//! the sides swapped), and bad agent specs fail before any game is played.
+
+mod common;
+
+use common::{bin, scratch};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+fn rows(path: &std::path::Path) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// Agent A's points (of 1) in a CSV row: A has the foxes in odd games.
+fn a_points(row: &BTreeMap<String, String>) -> f64 {
+    let a_side = if row["game"].parse::<usize>().unwrap() % 2 == 1 {
+        "foxes"
+    } else {
+        "geese"
+    };
+    match row["result"].as_str() {
+        "draw" => 0.5,
+        r if r == a_side => 1.0,
+        _ => 0.0,
+    }
+}
+
+#[test]
+fn summary_agrees_with_the_csv_per_side_and_per_pair() {
+    let dir = scratch("match");
+    let csv_path = dir.join("games.csv");
+    let out = Command::new(bin())
+        .args(["match", "alphabeta:depth=1", "random", "--games", "12"])
+        .args(["--openings", "2", "--seed", "7", "--threads", "2", "--csv"])
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let games = rows(&csv_path);
+    assert_eq!(games.len(), 12);
+    // Games 2k-1 and 2k share their opening, with the agents' sides swapped.
+    let mut ptnml = [0u64; 5];
+    for pair in games.chunks(2) {
+        assert_eq!(pair[0]["opening_moves"], pair[1]["opening_moves"]);
+        assert_eq!(pair[0]["opening_moves"].split(' ').count(), 2);
+        assert_eq!(pair[0]["foxes"], pair[1]["geese"]);
+        let points = a_points(&pair[0]) + a_points(&pair[1]);
+        ptnml[(points * 2.0) as usize] += 1;
+    }
+    let total: f64 = games.iter().map(a_points).sum();
+    let a_block = stdout
+        .split("agent B:")
+        .next()
+        .expect("agent A's block comes first");
+    let expected = format!(
+        "pairs        6 pairs  ptnml(0-2) {}, {}, {}, {}, {}  score {:.3}",
+        ptnml[0],
+        ptnml[1],
+        ptnml[2],
+        ptnml[3],
+        ptnml[4],
+        total / 12.0
+    );
+    assert!(a_block.contains(&expected), "{expected}\n{stdout}");
+    assert!(
+        a_block.contains(&format!("score {:.3} [", total / 12.0)),
+        "{stdout}"
+    );
+    for label in [
+        "overall     12 games",
+        "as foxes     6 games",
+        "as geese     6 games",
+    ] {
+        assert!(a_block.contains(label), "{label}\n{stdout}");
+    }
+    assert!(stdout.contains("normal on game pairs"), "{stdout}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_agent_specs_fail_before_playing() {
+    let dir = scratch("match-bad");
+    let csv_path = dir.join("games.csv");
+    let out = Command::new(bin())
+        .args([
+            "match",
+            "alphabeta:depht=3",
+            "random",
+            "--games",
+            "2",
+            "--csv",
+        ])
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("depht"), "the bad key is named: {err}");
+    assert!(!csv_path.exists(), "no CSV for a match that did not start");
+    std::fs::remove_dir_all(&dir).ok();
+}
