@@ -18,12 +18,16 @@
 //!   1/2, 3/4, 1. The pair scores are independent; the game scores are not
 //!   (in Two Foxes the side decides most games: alpha-beta's geese beat its
 //!   foxes 95% of the time). The pair interval is the normal one on the
-//!   pairs' mean, `s ± z·sqrt(v / N)` with `v` the pair scores' sample
-//!   variance. It takes the side and opening effects out of the error, so
-//!   when the side decides most games it is much narrower than Wilson's on
-//!   the games, which treats each game as a coin toss of probability s.
-//!   Being a normal interval it needs some tens of pairs, and it is
-//!   degenerate when every pair scores the same.
+//!   pairs' mean, `s ± z·sqrt(v / N)` over N pairs. It takes the side and
+//!   opening effects out of the error, so when the side decides most games
+//!   it is much narrower than Wilson's on the games, which treats each game
+//!   as a coin toss of probability s. `v` is the pair scores' variance about
+//!   `s` with one extra pair at each of the five pair scores, divided by
+//!   `N + 4`: without them a match whose pairs all scored the same (common
+//!   here: both games won by the geese) would get a zero-width interval.
+//!   This widens the interval slightly (96 pairs of a real match: [0.491,
+//!   0.546] becomes [0.487, 0.549]); being a normal interval it still wants
+//!   some tens of pairs.
 
 /// `z` of a two-sided 95% normal interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -107,13 +111,14 @@ impl PairRecord {
             return (0.0, 1.0);
         }
         let mean = self.score();
+        // One pseudo-pair at each pair score (module docs).
         let squares: f64 = self
             .counts
             .iter()
             .enumerate()
-            .map(|(k, &c)| c as f64 * (k as f64 / 4.0 - mean).powi(2))
+            .map(|(k, &c)| (c + 1) as f64 * (k as f64 / 4.0 - mean).powi(2))
             .sum();
-        let variance = squares / (n - 1) as f64;
+        let variance = squares / (n + 4) as f64;
         let half = Z95 * (variance / n as f64).sqrt();
         ((mean - half).max(0.0), (mean + half).min(1.0))
     }
@@ -227,26 +232,34 @@ mod tests {
         }
         assert_eq!(p.counts, [0, 1, 2, 1, 1]);
         assert_eq!(p.pairs(), 5);
-        // Mean 3/5 = 0.6; squared deviations 0.01 + 0.01 + 0.0225 + 0.1225
-        // + 0.16 = 0.325; variance 0.325 / 4 = 0.08125; half width
-        // 1.96 * sqrt(0.08125 / 5) = 0.249854.
+        // Mean 3/5 = 0.6. With a pseudo-pair at each score the counts are
+        // 1, 2, 3, 2, 2 and the squared deviations from 0.6 sum to
+        // 0.36 + 2 * 0.1225 + 3 * 0.01 + 2 * 0.0225 + 2 * 0.16 = 1.0;
+        // variance 1.0 / 9; half width 1.959964 * sqrt(1 / 45) = 0.292175.
         assert!((p.score() - 0.6).abs() < 1e-12);
         let (lo, hi) = p.interval();
-        assert!((lo - 0.350146).abs() < 1e-5, "{lo}");
-        assert!((hi - 0.849854).abs() < 1e-5, "{hi}");
+        assert!((lo - 0.307825).abs() < 1e-5, "{lo}");
+        assert!((hi - 0.892175).abs() < 1e-5, "{hi}");
+        // Every pair alike still leaves an interval.
+        let mut even = PairRecord::default();
+        for _ in 0..8 {
+            even.add(1, -1);
+        }
+        let (lo, hi) = even.interval();
+        assert!(lo < 0.4 && hi > 0.6, "[{lo}, {hi}]");
         assert_eq!(PairRecord::default().interval(), (0.0, 1.0));
         assert_eq!(PairRecord::default().score(), 0.5);
     }
 
     #[test]
     fn pairs_take_the_side_effect_out_of_the_interval() {
-        // The geese win every game but five, which this player's foxes win:
-        // 40 pairs, 35 even and 5 won (pairs [0.511, 0.614]). Same score,
+        // The geese win every game but six, which this player's foxes win:
+        // 40 pairs, 34 even and 6 won (pairs [0.510, 0.640]). Same score,
         // but the game-by-game interval treats each game as a coin toss.
         let mut pairs = PairRecord::default();
         let mut games = Record::default();
         for i in 0..40 {
-            let (as_foxes, as_geese) = if i < 5 { (1, 1) } else { (-1, 1) };
+            let (as_foxes, as_geese) = if i < 6 { (1, 1) } else { (-1, 1) };
             pairs.add(as_foxes, as_geese);
             games.add(as_foxes);
             games.add(as_geese);

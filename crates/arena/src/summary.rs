@@ -7,6 +7,7 @@
 use crate::stats::{elo_from_score, elo_with_interval, fmt_elo, PairRecord, Record};
 use crate::{GameRow, ThinkingTime};
 use halatafl_rules::Side;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// One agent's records: over all games, as foxes, as geese.
@@ -16,7 +17,7 @@ pub struct SideRecords {
     pub overall: Record,
     pub foxes: Record,
     pub geese: Record,
-    /// Games 2k-1 and 2k (same opening, sides swapped) as pairs.
+    /// The two games of each opening, one with this agent on each side.
     pub pairs: PairRecord,
     /// Thinking time over all games.
     pub time: ThinkingTime,
@@ -40,6 +41,19 @@ impl MatchSummary {
     /// Rows of a match from [`crate::run_match`]: game `g` had A on the foxes
     /// when `g` is odd (A and B may be the same spec).
     pub fn from_match(a: &str, b: &str, rows: &[GameRow]) -> MatchSummary {
+        MatchSummary::from_rows(a, b, rows, |row| row.game % 2 == 1)
+    }
+
+    /// Rows of games between `a` and `b` from any source; `a_is_foxes` says
+    /// which side A had in a row. The two games of an opening (same `opening`
+    /// index, A on each side once) form a pair; an opening with any other
+    /// set of games is counted game by game only.
+    pub fn from_rows(
+        a: &str,
+        b: &str,
+        rows: &[GameRow],
+        a_is_foxes: impl Fn(&GameRow) -> bool,
+    ) -> MatchSummary {
         let mut agents = [
             SideRecords {
                 spec: a.to_string(),
@@ -50,10 +64,15 @@ impl MatchSummary {
                 ..SideRecords::default()
             },
         ];
+        let mut by_opening: BTreeMap<usize, Vec<(bool, &GameRow)>> = BTreeMap::new();
         for row in rows {
-            let a_is_foxes = row.game % 2 == 1;
+            let a_foxes = a_is_foxes(row);
+            by_opening
+                .entry(row.opening)
+                .or_default()
+                .push((a_foxes, row));
             for (index, agent) in agents.iter_mut().enumerate() {
-                let side = if (index == 0) == a_is_foxes {
+                let side = if (index == 0) == a_foxes {
                     Side::Foxes
                 } else {
                     Side::Geese
@@ -67,21 +86,21 @@ impl MatchSummary {
                 agent.time.add(row, side);
             }
         }
-        // Game g's partner is g + 1 (g odd) or g - 1; a pair counts once both are in.
-        let by_game: std::collections::HashMap<usize, &GameRow> =
-            rows.iter().map(|r| (r.game, r)).collect();
-        for first in rows.iter().filter(|r| r.game % 2 == 1) {
-            let Some(second) = by_game.get(&(first.game + 1)) else {
+        for games in by_opening.values() {
+            let (Some(fox_game), Some(geese_game), 2) = (
+                games.iter().find(|(a_foxes, _)| *a_foxes),
+                games.iter().find(|(a_foxes, _)| !*a_foxes),
+                games.len(),
+            ) else {
                 continue;
             };
-            // Agent A has the foxes in the odd game and the geese in the even one.
             agents[0].pairs.add(
-                result_for(first, Side::Foxes),
-                result_for(second, Side::Geese),
+                result_for(fox_game.1, Side::Foxes),
+                result_for(geese_game.1, Side::Geese),
             );
             agents[1].pairs.add(
-                result_for(first, Side::Geese),
-                result_for(second, Side::Foxes),
+                result_for(fox_game.1, Side::Geese),
+                result_for(geese_game.1, Side::Foxes),
             );
         }
         MatchSummary { agents }
@@ -160,7 +179,7 @@ mod tests {
     fn row(game: usize, opening: &str, plies: usize, seconds: [f64; 2]) -> GameRow {
         GameRow {
             game,
-            opening: 0,
+            opening: (game - 1) / 2,
             opening_moves: opening.into(),
             foxes: String::new(),
             geese: String::new(),

@@ -1,6 +1,7 @@
-//! `halatafl match` end to end: the CSV it writes and the summary it prints
-//! agree game by game, per side and per game pair (each opening played with
-//! the sides swapped), and bad agent specs fail before any game is played.
+//! `halatafl match` and `halatafl summary` end to end: the CSV `match` writes
+//! and the summary it prints agree game by game, per side and per game pair
+//! (each opening played with the sides swapped); `summary` reprints it from
+//! the CSV and pools several files; bad input fails with the file named.
 
 mod common;
 
@@ -92,7 +93,57 @@ fn summary_agrees_with_the_csv_per_side_and_per_pair() {
         assert!(a_block.contains(label), "{label}\n{stdout}");
     }
     assert!(stdout.contains("normal on game pairs"), "{stdout}");
+    summary_reprints_and_pools(&csv_path, &stdout);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+fn summary(files: &[&std::path::Path]) -> std::process::Output {
+    Command::new(bin())
+        .arg("summary")
+        .args(files)
+        .output()
+        .unwrap()
+}
+
+/// The agents' blocks of a summary: from `agent A:` to the end of agent B's.
+fn agent_blocks(text: &str) -> String {
+    let start = text.find("agent A:").expect("an agent A block");
+    text[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("games written"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn summary_reprints_and_pools(csv_path: &std::path::Path, match_stdout: &str) {
+    let out = summary(&[csv_path]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(agent_blocks(&text), agent_blocks(match_stdout));
+    assert!(text.contains("12 games, two-foxes, from"), "{text}");
+
+    // The same file twice: twice the games and pairs, the same scores.
+    let out = summary(&[csv_path, csv_path]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("24 games, two-foxes"), "{text}");
+    assert!(text.contains("overall     24 games"), "{text}");
+    assert!(text.contains("pairs       12 pairs"), "{text}");
+    let score = |t: &str| -> String {
+        let line = t.lines().find(|l| l.contains("overall")).unwrap();
+        line.split("score ").nth(1).unwrap()[..5].to_string()
+    };
+    assert_eq!(score(&text), score(match_stdout));
+
+    // A damaged file is named, with the row that is wrong.
+    let bad = csv_path.with_file_name("bad.csv");
+    let mut damaged = std::fs::read_to_string(csv_path).unwrap();
+    damaged = damaged.replacen(",two-foxes\n", ",two-foxes\nnot,a,game\n", 1);
+    std::fs::write(&bad, damaged).unwrap();
+    let out = summary(&[csv_path, &bad]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("bad.csv") && err.contains("line: 3"), "{err}");
 }
 
 #[test]

@@ -7,5 +7,6 @@ pub mod perft;
 pub mod play;
 pub mod replay;
 pub mod report;
+pub mod summary;
 pub mod tournament;
 pub mod train;

@@ -1,0 +1,92 @@
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use halatafl_arena::{read_game_rows, GameRow, MatchSummary};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Summarise game CSVs (from `match`, `tournament`, or a run's eval.csv):
+/// for every pair of agents, the summary `match` prints (per side, per game
+/// pair, time per move), pooled over all the files given, so several matches
+/// between the same agents add up to one result.
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    /// One or more CSV files with one row per game, in the arena's columns.
+    #[arg(required = true)]
+    pub csv: Vec<PathBuf>,
+}
+
+/// The games of one pair of agents in one variant.
+struct Group {
+    /// Agent A: the foxes of the pair's first game in the first file.
+    a: String,
+    b: String,
+    rows: Vec<GameRow>,
+    files: Vec<usize>,
+}
+
+pub fn run(args: SummaryArgs) -> Result<()> {
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+    let mut order = Vec::new();
+    // Openings are numbered per match; give each (file, opening) its own number
+    // so that only the two games of one opening in one file form a pair.
+    let mut openings: BTreeMap<(usize, String, String, usize), usize> = BTreeMap::new();
+    for (file, path) in args.csv.iter().enumerate() {
+        let rows = read_game_rows(path).with_context(|| format!("reading {}", path.display()))?;
+        if rows.is_empty() {
+            bail!("{}: no games", path.display());
+        }
+        for mut row in rows {
+            let (x, y) = if row.foxes <= row.geese {
+                (row.foxes.clone(), row.geese.clone())
+            } else {
+                (row.geese.clone(), row.foxes.clone())
+            };
+            let key = (row.variant.clone(), x.clone(), y.clone());
+            let next = openings.len();
+            row.opening = *openings.entry((file, x, y, row.opening)).or_insert(next);
+            let group = groups.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
+                Group {
+                    a: row.foxes.clone(),
+                    b: row.geese.clone(),
+                    rows: Vec::new(),
+                    files: Vec::new(),
+                }
+            });
+            if group.files.last() != Some(&file) {
+                group.files.push(file);
+            }
+            group.rows.push(row);
+        }
+    }
+    println!(
+        "{} files; 95% intervals: Wilson on games, normal on game pairs",
+        args.csv.len()
+    );
+    for key in &order {
+        let g = &groups[key];
+        let same = g.a == g.b;
+        // With one spec on both sides only the game number tells the agents
+        // apart: A has the foxes in odd games, as in `match`.
+        let summary = MatchSummary::from_rows(&g.a, &g.b, &g.rows, |row| {
+            if same {
+                row.game % 2 == 1
+            } else {
+                row.foxes == g.a
+            }
+        });
+        let files: Vec<String> = g
+            .files
+            .iter()
+            .map(|&f| args.csv[f].display().to_string())
+            .collect();
+        println!(
+            "\n{} games, {}, from {}",
+            g.rows.len(),
+            key.0,
+            files.join(", ")
+        );
+        print!("{summary}");
+    }
+    Ok(())
+}
