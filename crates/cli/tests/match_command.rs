@@ -5,25 +5,9 @@
 
 mod common;
 
-use common::{bin, scratch};
+use common::{bin, read_csv, scratch};
 use std::collections::BTreeMap;
 use std::process::Command;
-
-fn rows(path: &std::path::Path) -> Vec<BTreeMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            headers
-                .iter()
-                .zip(r.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
 
 /// Agent A's points (of 1) in a CSV row: A has the foxes in odd games.
 fn a_points(row: &BTreeMap<String, String>) -> f64 {
@@ -55,7 +39,7 @@ fn summary_agrees_with_the_csv_per_side_and_per_pair() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let games = rows(&csv_path);
+    let games = read_csv(&csv_path);
     assert_eq!(games.len(), 12);
     // Games 2k-1 and 2k share their opening, with the agents' sides swapped.
     let mut ptnml = [0u64; 5];

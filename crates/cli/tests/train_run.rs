@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{bin, scratch, train_new_run, workspace};
+use common::{bin, read_csv, scratch, train_new_run, workspace};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -239,23 +239,6 @@ fn check_expert_generation(run: &Path) {
     };
     assert_eq!(opponents_of("0"), vec!["random"; 4]);
     assert!(opponents_of("1").contains(&"previous".to_string()));
-}
-
-/// Every row of a CSV file as column -> value.
-fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            headers
-                .iter()
-                .zip(r.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]

@@ -39,3 +39,20 @@ pub fn train_new_run(config: &Path, run: &Path) -> Output {
     );
     out
 }
+
+/// Every row of a CSV file as column -> value.
+pub fn read_csv(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
