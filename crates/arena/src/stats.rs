@@ -144,7 +144,19 @@ pub fn wilson_interval(s: f64, n: u64, z: f64) -> (f64, f64) {
     let denom = 1.0 + z2 / n;
     let centre = (s + z2 / (2.0 * n)) / denom;
     let half = z * (s * (1.0 - s) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At s = 0 (or 1) the bound is exactly 0 (1); rounding would leave a
+    // tiny positive lower bound, i.e. a finite Elo of thousands.
+    let lo = if s <= 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if s >= 1.0 {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (lo, hi)
 }
 
 /// Elo difference implied by a score: `-400 log10(1/s - 1)` (±infinity at 1 and 0).
@@ -217,6 +229,10 @@ mod tests {
         // A clean sweep: the interval reaches 1 but not 0.
         let (lo, hi) = wilson_interval(1.0, 20, Z95);
         assert!(hi == 1.0 && lo > 0.8 && lo < 0.85, "{lo}");
+        // A clean loss over 6 games: the lower bound is 0, so Elo -inf.
+        let (lo, hi) = wilson_interval(0.0, 6, Z95);
+        assert!(lo == 0.0 && (hi - 0.390).abs() < 1e-3, "[{lo}, {hi}]");
+        assert_eq!(elo_from_score(lo), f64::NEG_INFINITY);
         assert_eq!(score(0, 0, 0), 0.5);
         assert_eq!(fmt_elo(f64::NEG_INFINITY), "-inf");
         assert_eq!(fmt_elo(147.19), "+147");
