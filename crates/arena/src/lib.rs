@@ -17,7 +17,7 @@ mod summary;
 
 pub use csvlog::{append_csv_atomic, read_game_rows, write_csv_atomic, GameRow, ThinkingTime};
 pub use ratings::{fit_ratings, Rating};
-pub use summary::{MatchSummary, SideRecords};
+pub use summary::{MatchSummary, SideRecords, INTERVALS};
 
 use halatafl_agent::{Agent, Budget, SpecError};
 use halatafl_rules::{Game, Side, Variant};

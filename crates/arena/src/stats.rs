@@ -175,16 +175,6 @@ pub fn score_from_elo(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
-/// The Elo difference and its 95% interval for a record.
-pub fn elo_with_interval(r: &Record) -> (f64, f64, f64) {
-    let (lo, hi) = r.interval();
-    (
-        elo_from_score(r.score()),
-        elo_from_score(lo),
-        elo_from_score(hi),
-    )
-}
-
 /// Formats an Elo value, `+inf`/`-inf` included.
 pub fn fmt_elo(elo: f64) -> String {
     if elo.is_infinite() {

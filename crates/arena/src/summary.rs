@@ -4,7 +4,7 @@
 //! the sides swapped), whose interval keeps the side's effect out (see
 //! [`crate::stats`]).
 
-use crate::stats::{elo_from_score, elo_with_interval, fmt_elo, PairRecord, Record};
+use crate::stats::{elo_from_score, fmt_elo, PairRecord, Record};
 use crate::{GameRow, ThinkingTime};
 use halatafl_rules::Side;
 use std::collections::BTreeMap;
@@ -107,43 +107,44 @@ impl MatchSummary {
     }
 }
 
+/// What the summary's intervals are, for the line above it.
+pub const INTERVALS: &str = "95% intervals: Wilson on games, normal on game pairs";
+
+/// `score S [LO, HI]  Elo E [ELO_LO, ELO_HI]`: the Elo interval maps the
+/// score interval through the same increasing function.
+fn score_and_elo(score: f64, (lo, hi): (f64, f64)) -> String {
+    format!(
+        "score {score:.3} [{lo:.3}, {hi:.3}]  Elo {} [{}, {}]",
+        fmt_elo(elo_from_score(score)),
+        fmt_elo(elo_from_score(lo)),
+        fmt_elo(elo_from_score(hi))
+    )
+}
+
 fn line(f: &mut fmt::Formatter<'_>, label: &str, r: &Record) -> fmt::Result {
-    let (lo, hi) = r.interval();
-    let (elo, elo_lo, elo_hi) = elo_with_interval(r);
     writeln!(
         f,
-        "  {label:<9} {:>4} games  +{} ={} -{}  score {:.3} [{:.3}, {:.3}]  Elo {} [{}, {}]",
+        "  {label:<9} {:>4} games  +{} ={} -{}  {}",
         r.games(),
         r.wins,
         r.draws,
         r.losses,
-        r.score(),
-        lo,
-        hi,
-        fmt_elo(elo),
-        fmt_elo(elo_lo),
-        fmt_elo(elo_hi)
+        score_and_elo(r.score(), r.interval())
     )
 }
 
 fn pair_line(f: &mut fmt::Formatter<'_>, p: &PairRecord) -> fmt::Result {
-    let (lo, hi) = p.interval();
     let c = p.counts;
     writeln!(
         f,
-        "  pairs     {:>4} pairs  ptnml(0-2) {}, {}, {}, {}, {}  score {:.3} [{:.3}, {:.3}]  Elo {} [{}, {}]",
+        "  pairs     {:>4} pairs  ptnml(0-2) {}, {}, {}, {}, {}  {}",
         p.pairs(),
         c[0],
         c[1],
         c[2],
         c[3],
         c[4],
-        p.score(),
-        lo,
-        hi,
-        fmt_elo(elo_from_score(p.score())),
-        fmt_elo(elo_from_score(lo)),
-        fmt_elo(elo_from_score(hi))
+        score_and_elo(p.score(), p.interval())
     )
 }
 

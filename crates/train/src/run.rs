@@ -321,18 +321,14 @@ impl Run {
     /// the longer schedule (a cosine run's rate rises from `min_lr` to where
     /// the longer curve is: a warm restart). An extended run therefore differs
     /// from one configured for N generations from the start; `run.json` and
-    /// the log record every change. Returns the old count when it changed.
-    pub fn set_generations(
-        &mut self,
-        generations: u32,
-        command: &str,
-    ) -> Result<Option<u32>, String> {
+    /// the log record every change.
+    pub fn set_generations(&mut self, generations: u32, command: &str) -> Result<(), String> {
         let old = self.config.run.generations;
         if generations == old {
-            return Ok(None);
+            return Ok(());
         }
         let reached = self.progress()?.map_or(0, |p| p.generation);
-        if generations == 0 || generations < reached {
+        if generations < reached {
             return Err(format!(
                 "--generations {generations}: {} has reached generation {reached}; \
                  a run can be extended or shortened to a count from {} up",
@@ -379,7 +375,7 @@ impl Run {
             "generations {old} -> {generations} (after generation {reached}); \
              the learning-rate schedule now spans {generations} generations"
         ));
-        Ok(Some(old))
+        Ok(())
     }
 
     pub fn progress(&self) -> Result<Option<Progress>, String> {

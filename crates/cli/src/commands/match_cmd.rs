@@ -83,10 +83,11 @@ pub fn run(args: MatchArgs) -> Result<()> {
     write_csv_atomic(&args.arena.csv, &rows)
         .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     println!(
-        "{} games, {variant}, seed {}, openings {}; 95% intervals: Wilson on games, normal on game pairs",
+        "{} games, {variant}, seed {}, openings {}; {}",
         rows.len(),
         config.seed,
-        config.openings
+        config.openings,
+        halatafl_arena::INTERVALS
     );
     print!("{summary}");
     println!("games written to {}", args.arena.csv.display());

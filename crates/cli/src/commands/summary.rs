@@ -1,6 +1,6 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use halatafl_arena::{read_game_rows, GameRow, MatchSummary};
+use halatafl_arena::{read_game_rows, GameRow, MatchSummary, INTERVALS};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -59,22 +59,16 @@ pub fn run(args: SummaryArgs) -> Result<()> {
             group.rows.push(row);
         }
     }
-    println!(
-        "{} files; 95% intervals: Wilson on games, normal on game pairs",
-        args.csv.len()
-    );
+    println!("{} files; {INTERVALS}", args.csv.len());
     for key in &order {
         let g = &groups[key];
-        let same = g.a == g.b;
         // With one spec on both sides only the game number tells the agents
-        // apart: A has the foxes in odd games, as in `match`.
-        let summary = MatchSummary::from_rows(&g.a, &g.b, &g.rows, |row| {
-            if same {
-                row.game % 2 == 1
-            } else {
-                row.foxes == g.a
-            }
-        });
+        // apart, as `match` numbers them.
+        let summary = if g.a == g.b {
+            MatchSummary::from_match(&g.a, &g.b, &g.rows)
+        } else {
+            MatchSummary::from_rows(&g.a, &g.b, &g.rows, |row| row.foxes == g.a)
+        };
         let files: Vec<String> = g
             .files
             .iter()
