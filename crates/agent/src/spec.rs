@@ -53,7 +53,15 @@ impl AgentSpec {
             why,
             forms: forms.to_string(),
         };
-        let text = text.trim();
+        // Spaces around a spec or its parts are refused, not trimmed: the
+        // spec is written to CSV files as given, and `alphabeta ` and
+        // `alphabeta` must not become two agents there. Spaces inside a
+        // value (a checkpoint path) are kept.
+        if text.trim() != text {
+            return Err(syntax(
+                "it starts or ends with a space; write it without (quote it in the shell)".into(),
+            ));
+        }
         let (kind, rest) = match text.split_once(':') {
             Some((k, r)) => (k, Some(r)),
             None => (text, None),
@@ -71,7 +79,12 @@ impl AgentSpec {
                 let (k, v) = pair.split_once('=').ok_or_else(|| {
                     syntax(format!("option {} (`{pair}`) is not `key=value`", i + 1))
                 })?;
-                let (k, v) = (k.trim(), v.trim());
+                if k.trim() != k || v.trim() != v {
+                    return Err(syntax(format!(
+                        "option {} (`{pair}`) has a space around its key or value",
+                        i + 1
+                    )));
+                }
                 if k.is_empty() || v.is_empty() {
                     return Err(syntax(format!(
                         "option {} (`{pair}`) has an empty key or value",
@@ -174,5 +187,25 @@ mod tests {
             .check_keys(&["c"])
             .unwrap_err();
         assert!(err.to_string().contains("`b` is not an option"));
+    }
+
+    #[test]
+    fn spaces_around_a_spec_or_its_parts_are_refused() {
+        for text in [
+            " alphabeta",
+            "alphabeta:depth=3 ",
+            "alphabeta: depth=3",
+            "alphabeta:depth =3",
+            "alphabeta:depth= 3",
+            "alphabeta :depth=3",
+            "mcts:sims=8, cpuct=1",
+        ] {
+            let err = AgentSpec::parse(text, "forms").unwrap_err();
+            assert!(matches!(err, SpecError::Syntax { .. }), "{text}: {err}");
+            assert!(err.to_string().contains("space") || err.to_string().contains("kind"));
+        }
+        // A space inside a value (a checkpoint path) is kept.
+        let spec = AgentSpec::parse("net:ckpt=my nets/a.safetensors", "").unwrap();
+        assert_eq!(spec.params["ckpt"], "my nets/a.safetensors");
     }
 }

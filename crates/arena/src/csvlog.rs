@@ -167,7 +167,53 @@ fn encode<T: Serialize>(rows: &[T], header: bool) -> Result<Vec<u8>, ArenaError>
         .map_err(|e| ArenaError::Csv(e.into_error().into()))
 }
 
+/// Where a write to `path` must land: a symbolic link is followed to its
+/// target (which the link keeps pointing at once the target is replaced),
+/// and anything there that is not a regular file (a directory, a FIFO, a
+/// device) is refused, because renaming over it would replace it.
+pub fn write_target(path: &Path) -> Result<PathBuf, ArenaError> {
+    let mut target = path.to_path_buf();
+    // A bounded walk, as the kernel bounds link chains (ELOOP).
+    for _ in 0..40 {
+        let meta = match fs::symlink_metadata(&target) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(target),
+            Err(e) => return Err(io_error(&target, e)),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let link = fs::read_link(&target).map_err(|e| io_error(&target, e))?;
+            target = match target.parent() {
+                Some(dir) if link.is_relative() => dir.join(link),
+                _ => link,
+            };
+            continue;
+        }
+        if kind.is_file() {
+            return Ok(target);
+        }
+        let what = if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(ArenaError::NotAFile {
+            path: path.display().to_string(),
+            what: if target == path {
+                what.to_string()
+            } else {
+                format!("a link to {}, which is {what}", target.display())
+            },
+        });
+    }
+    Err(ArenaError::NotAFile {
+        path: path.display().to_string(),
+        what: "a chain of more than 40 symbolic links".into(),
+    })
+}
+
 fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
+    let path = &write_target(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     }
@@ -192,6 +238,7 @@ pub fn write_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Are
 /// Appends `rows` to the CSV at `path` (creating it with a header if it does
 /// not exist), atomically. The existing header must match the rows' columns.
 pub fn append_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), ArenaError> {
+    let path = &write_target(path)?;
     let fresh = encode(rows, true)?;
     let old = match fs::read(path) {
         Ok(bytes) if !bytes.is_empty() => bytes,
@@ -220,9 +267,23 @@ pub fn append_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Ar
     replace_atomically(path, &bytes)
 }
 
-/// Reads the game rows of a CSV written by [`write_csv_atomic`].
+/// Reads the game rows of a CSV written by [`write_csv_atomic`]. A path that
+/// is not a regular file (a directory reads as empty on some systems) is
+/// refused.
 pub fn read_game_rows(path: &Path) -> Result<Vec<GameRow>, ArenaError> {
-    let mut r = csv::Reader::from_path(path)?;
+    let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, e))?;
+    if !meta.is_file() {
+        return Err(ArenaError::NotAFile {
+            path: path.display().to_string(),
+            what: if meta.is_dir() {
+                "a directory".into()
+            } else {
+                "not a regular file".into()
+            },
+        });
+    }
+    let mut r = csv::Reader::from_reader(std::io::BufReader::new(file));
     r.deserialize()
         .map(|row| row.map_err(ArenaError::from))
         .collect()

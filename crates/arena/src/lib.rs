@@ -15,7 +15,9 @@ pub mod ratings;
 pub mod stats;
 mod summary;
 
-pub use csvlog::{append_csv_atomic, read_game_rows, write_csv_atomic, GameRow, ThinkingTime};
+pub use csvlog::{
+    append_csv_atomic, read_game_rows, write_csv_atomic, write_target, GameRow, ThinkingTime,
+};
 pub use ratings::{fit_ratings, Rating};
 pub use summary::{MatchSummary, SideRecords, INTERVALS};
 
@@ -47,6 +49,8 @@ pub enum ArenaError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{path} is {what}; give the path of a regular file to write")]
+    NotAFile { path: String, what: String },
     #[error("CSV: {0}")]
     Csv(#[from] csv::Error),
     #[error("{path}: the existing header `{found}` differs from `{expected}`; not appending")]
@@ -59,7 +63,30 @@ pub enum ArenaError {
     Threads { threads: usize, why: String },
     #[error("{0}")]
     Config(String),
+    #[error("no random opening of {plies} plies keeps the {variant} game going in {tries} draws; use fewer opening plies")]
+    NoOpening {
+        plies: usize,
+        variant: Variant,
+        tries: usize,
+    },
 }
+
+/// The most games one match (or one pair of a tournament) may ask for. A
+/// bound, so a typo cannot ask for petabytes: every game keeps a result row
+/// until the match ends.
+pub const MAX_GAMES: usize = 1_000_000;
+
+/// The longest random opening, in plies. Random play rarely ends a game
+/// this early, so an opening is found in a few draws; a longer one would
+/// mostly measure random play and, past the point where random games end,
+/// could never be found at all.
+pub const MAX_OPENING_PLIES: usize = 40;
+
+/// Random openings drawn before [`random_opening`] gives up.
+pub const OPENING_TRIES: usize = 10_000;
+
+/// The most worker threads a match, tournament or run may ask for.
+pub const MAX_THREADS: usize = 1024;
 
 /// Settings of a match or tournament.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,6 +103,35 @@ pub struct MatchConfig {
     pub variant: Variant,
     /// Budget passed to every `choose` (empty: each agent's spec decides).
     pub budget: Budget,
+}
+
+impl MatchConfig {
+    /// Refuses settings that could not finish or would exhaust memory, naming
+    /// the setting and its range.
+    pub fn validate(&self) -> Result<(), ArenaError> {
+        if !(1..=MAX_GAMES).contains(&self.games) {
+            return Err(ArenaError::Config(format!(
+                "games {} is out of range: from 1 to {MAX_GAMES} per match (or pair of agents)",
+                self.games
+            )));
+        }
+        if self.openings > MAX_OPENING_PLIES {
+            return Err(ArenaError::Config(format!(
+                "openings {} is out of range: from 0 to {MAX_OPENING_PLIES} random plies",
+                self.openings
+            )));
+        }
+        if self
+            .threads
+            .is_some_and(|t| !(1..=MAX_THREADS).contains(&t))
+        {
+            return Err(ArenaError::Config(format!(
+                "threads {} is out of range: from 1 to {MAX_THREADS}",
+                self.threads.unwrap_or_default()
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Default for MatchConfig {
@@ -113,52 +169,71 @@ pub fn derive_seed(a: u64, b: u64) -> u64 {
 }
 
 /// A `plies`-ply random opening from the start of `variant`, reproducible from
-/// `seed`. Openings that end the game are redrawn.
-pub fn random_opening(variant: Variant, plies: usize, seed: u64) -> Game {
+/// `seed`. Openings that end the game are redrawn, at most [`OPENING_TRIES`]
+/// times; `plies` above [`MAX_OPENING_PLIES`] are refused.
+pub fn random_opening(variant: Variant, plies: usize, seed: u64) -> Result<Game, ArenaError> {
+    if plies > MAX_OPENING_PLIES {
+        return Err(ArenaError::Config(format!(
+            "openings of {plies} plies: at most {MAX_OPENING_PLIES} random plies"
+        )));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    loop {
+    for _ in 0..OPENING_TRIES {
         let mut game = Game::start_of(variant);
         while game.ply() < plies && game.outcome().is_none() {
             let moves = game.position().legal_moves();
             game.play_unchecked(moves[rng.random_range(0..moves.len())]);
         }
         if game.outcome().is_none() {
-            return game;
+            return Ok(game);
         }
     }
+    Err(ArenaError::NoOpening {
+        plies,
+        variant,
+        tries: OPENING_TRIES,
+    })
 }
 
 /// The games of a match between `a` and `b`, numbered from `first_game`.
 /// Game `first_game + i` uses opening `i / 2` and puts `a` on the foxes when
-/// `i` is even.
-pub fn match_jobs(a: &str, b: &str, config: &MatchConfig, first_game: usize) -> Vec<GameJob> {
-    let mut openings: Vec<Game> = Vec::new();
-    (0..config.games)
-        .map(|i| {
-            let opening = i / 2;
-            if openings.len() <= opening {
-                openings.push(if config.openings > 0 {
-                    random_opening(
-                        config.variant,
-                        config.openings,
-                        derive_seed(config.seed, opening as u64),
-                    )
-                } else {
-                    Game::start_of(config.variant)
-                });
-            }
-            let (foxes, geese) = if i % 2 == 0 { (a, b) } else { (b, a) };
-            let game = first_game + i;
-            GameJob {
-                game,
-                opening,
-                start: openings[opening].clone(),
-                foxes: foxes.to_string(),
-                geese: geese.to_string(),
-                seed: derive_seed(config.seed ^ 0x5eed, game as u64),
-            }
-        })
-        .collect()
+/// `i` is even. The config is validated first, so the job list is bounded.
+pub fn match_jobs(
+    a: &str,
+    b: &str,
+    config: &MatchConfig,
+    first_game: usize,
+) -> Result<Vec<GameJob>, ArenaError> {
+    config.validate()?;
+    let mut jobs = Vec::new();
+    let mut start = Game::start_of(config.variant);
+    for i in 0..config.games {
+        let opening = i / 2;
+        if i % 2 == 0 && config.openings > 0 {
+            start = random_opening(
+                config.variant,
+                config.openings,
+                derive_seed(config.seed, opening as u64),
+            )?;
+        }
+        let (foxes, geese) = if i % 2 == 0 { (a, b) } else { (b, a) };
+        let game = first_game + i;
+        jobs.push(GameJob {
+            game,
+            opening,
+            start: start.clone(),
+            foxes: foxes.to_string(),
+            geese: geese.to_string(),
+            seed: derive_seed(config.seed ^ 0x5eed, game as u64),
+        });
+    }
+    Ok(jobs)
+}
+
+/// The worker threads worth starting for `jobs` games when `requested` are
+/// asked for: never more than there are games.
+pub fn useful_threads(requested: usize, jobs: usize) -> usize {
+    requested.clamp(1, jobs.max(1))
 }
 
 /// Plays one game to its end. Each agent is made fresh by `factory` with a
@@ -227,7 +302,7 @@ pub fn play_games(
     match config.threads {
         None => run(),
         Some(threads) => rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(useful_threads(threads, jobs.len()))
             .build()
             .map_err(|e| ArenaError::Threads {
                 threads,
@@ -245,13 +320,11 @@ pub fn run_match(
     config: &MatchConfig,
     progress: &(dyn Fn(&GameRow) + Sync),
 ) -> Result<(Vec<GameRow>, MatchSummary), ArenaError> {
-    if config.games == 0 {
-        return Err(ArenaError::Config("a match needs at least one game".into()));
-    }
+    config.validate()?;
     // Bad specs fail here, before any game starts.
     factory(a, 0)?;
     factory(b, 0)?;
-    let jobs = match_jobs(a, b, config, 1);
+    let jobs = match_jobs(a, b, config, 1)?;
     let rows = play_games(&jobs, factory, config, progress)?;
     let summary = MatchSummary::from_match(a, b, &rows);
     Ok((rows, summary))
@@ -276,15 +349,11 @@ pub fn run_tournament(
         }
         factory(a, 0)?;
     }
-    if config.games == 0 {
-        return Err(ArenaError::Config(
-            "a tournament needs at least one game per pair".into(),
-        ));
-    }
+    config.validate()?;
     let mut jobs = Vec::new();
     for i in 0..agents.len() {
         for j in i + 1..agents.len() {
-            jobs.extend(match_jobs(&agents[i], &agents[j], config, jobs.len() + 1));
+            jobs.extend(match_jobs(&agents[i], &agents[j], config, jobs.len() + 1)?);
         }
     }
     let rows = play_games(&jobs, factory, config, progress)?;

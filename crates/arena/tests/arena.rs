@@ -146,3 +146,131 @@ fn tournament_ratings() {
     );
     assert!(run_tournament(&agents[..1], &factory, &cfg, &|_| {}).is_err());
 }
+
+#[test]
+fn counts_beyond_their_range_are_refused_before_any_work() {
+    use halatafl_arena::{ArenaError, MAX_GAMES, MAX_OPENING_PLIES, MAX_THREADS};
+    let cases = [
+        (
+            MatchConfig {
+                games: 99_999_999_999_999,
+                ..config()
+            },
+            "games 99999999999999 is out of range",
+        ),
+        (
+            MatchConfig {
+                games: 0,
+                ..config()
+            },
+            "games 0 is out of range",
+        ),
+        (
+            MatchConfig {
+                openings: 300,
+                ..config()
+            },
+            "openings 300 is out of range",
+        ),
+        (
+            MatchConfig {
+                threads: Some(MAX_THREADS + 1),
+                ..config()
+            },
+            "threads 1025 is out of range",
+        ),
+    ];
+    for (cfg, expected) in cases {
+        let err = run_match("random", "random", &factory, &cfg, &|_| {}).unwrap_err();
+        assert!(matches!(err, ArenaError::Config(_)), "{err}");
+        assert!(err.to_string().contains(expected), "{err}");
+    }
+    assert!(MatchConfig {
+        games: MAX_GAMES,
+        openings: MAX_OPENING_PLIES,
+        threads: Some(MAX_THREADS),
+        ..config()
+    }
+    .validate()
+    .is_ok());
+}
+
+#[test]
+fn random_openings_are_bounded() {
+    use halatafl_arena::{random_opening, MAX_OPENING_PLIES};
+    for variant in [Variant::two_foxes(), Variant::classic(13, false).unwrap()] {
+        for seed in 0..20 {
+            let game = random_opening(variant, MAX_OPENING_PLIES, seed).unwrap();
+            assert_eq!(game.ply(), MAX_OPENING_PLIES);
+            assert!(game.outcome().is_none());
+        }
+        let err = random_opening(variant, MAX_OPENING_PLIES + 1, 1).unwrap_err();
+        assert!(err.to_string().contains("at most 40"), "{err}");
+    }
+}
+
+#[test]
+fn one_thread_per_game_at_most() {
+    use halatafl_arena::useful_threads;
+    assert_eq!(useful_threads(10_000, 8), 8);
+    assert_eq!(useful_threads(2, 8), 2);
+    assert_eq!(useful_threads(3, 0), 1);
+}
+
+#[test]
+fn csv_writes_follow_links_and_refuse_special_files() {
+    use halatafl_arena::write_target;
+    let dir = temp_dir("targets");
+    let rows = run_match("random", "random", &factory, &config(), &|_| {})
+        .unwrap()
+        .0;
+    // Through a link: the target gets the rows, the link stays a link.
+    let target = dir.join("real.csv");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.join("link.csv");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("real.csv", &link).unwrap();
+    write_csv_atomic(&link, &rows).unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(read_game_rows(&target).unwrap(), rows);
+    // A dangling link is written at its target.
+    let dangling = dir.join("dangling.csv");
+    let _ = std::fs::remove_file(&dangling);
+    std::os::unix::fs::symlink("new.csv", &dangling).unwrap();
+    append_csv_atomic(&dangling, &rows[..1]).unwrap();
+    assert_eq!(read_game_rows(&dir.join("new.csv")).unwrap().len(), 1);
+    // A directory, a device and a FIFO (also behind a link) are refused and
+    // left as they were.
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let to_null = dir.join("to-null.csv");
+    let _ = std::fs::remove_file(&to_null);
+    std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+    for (path, says) in [
+        (dir.clone(), "is a directory"),
+        (PathBuf::from("/dev/null"), "not a regular file"),
+        (fifo.clone(), "not a regular file"),
+        (
+            to_null.clone(),
+            "a link to /dev/null, which is not a regular file",
+        ),
+    ] {
+        let err = write_csv_atomic(&path, &rows).unwrap_err().to_string();
+        assert!(err.contains(says), "{}: {err}", path.display());
+        assert!(write_target(&path).is_err());
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    let _ = std::fs::remove_dir_all(&dir);
+}

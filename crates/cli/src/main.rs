@@ -34,7 +34,40 @@ enum Command {
     Engine(commands::engine::EngineArgs),
 }
 
+/// Restores the default action of SIGPIPE, which Rust's runtime ignores: a
+/// reader that goes away (`halatafl perft --divide | head -1`) then ends the
+/// program quietly, as it ends `cat` or `grep`, instead of making every
+/// `println!` panic on the broken pipe.
+fn end_quietly_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists;
+    // SIG_DFL is a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// The error and its causes on one line. A cause whose text the message so
+/// far already holds is skipped: typed errors often print their source in
+/// their own message, and anyhow's chain would print it a second time
+/// ("Is a directory (os error 21): Is a directory (os error 21)").
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn main() {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(a) => commands::perft::run(a),
@@ -50,7 +83,27 @@ fn main() {
         Command::Engine(a) => commands::engine::run(a),
     };
     if let Err(e) = result {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", error_line(&e));
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let os = std::io::Error::from_raw_os_error(21);
+        let text = os.to_string();
+        #[derive(Debug, thiserror::Error)]
+        #[error("out.csv: {source}")]
+        struct Typed {
+            source: std::io::Error,
+        }
+        let e = anyhow::Error::new(Typed { source: os }).context("writing out.csv");
+        assert_eq!(error_line(&e), format!("writing out.csv: out.csv: {text}"));
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_line(&plain), "outer: inner");
     }
 }

@@ -288,7 +288,7 @@ fn bad_moves_name_the_move_and_the_ply() {
 
 #[test]
 fn bad_position_strings_name_row_and_character() {
-    let cases: [(&str, &[&str]); 8] = [
+    let cases: [(&str, &[&str]); 9] = [
         (
             "F.F/.../......./GGGXGGG/GGGGGGG/GGG/GGG f 0",
             &["row 4", "character 20", "d4", "`X`"],
@@ -311,6 +311,10 @@ fn bad_position_strings_name_row_and_character() {
         ),
         ("F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG", &["found 1"]),
         ("FFF/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 0", &["3 foxes"]),
+        (
+            "..F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 0",
+            &["1 fox on the board"],
+        ),
         ("", &["found 0"]),
     ];
     // Each command start costs about a second here (the binary links large

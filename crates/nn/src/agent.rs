@@ -24,6 +24,10 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
         "sims",
         "simulations per move; 0 plays the raw policy (default 0)",
     ),
+    (
+        "ms",
+        "milliseconds of search per move (with sims: whichever ends first)",
+    ),
     ("device", "cpu (default), cuda, cuda:N or auto"),
     ("precision", "f32 (default) or bf16 inference"),
 ];
@@ -97,8 +101,7 @@ pub fn build_net_agent(
             why,
         })?;
     if raw_policy {
-        let mut known: Vec<&str> = NET_OPTIONS.iter().map(|(k, _)| *k).collect();
-        known.push("sims");
+        let known: Vec<&str> = NET_OPTIONS.iter().map(|(k, _)| *k).collect();
         spec.check_keys(&known)?;
         return Ok(Box::new(PolicyAgent {
             spec: spec.to_string(),
@@ -108,7 +111,7 @@ pub fn build_net_agent(
     let extra: Vec<&str> = NET_OPTIONS
         .iter()
         .map(|(k, _)| *k)
-        .filter(|k| *k != "sims")
+        .filter(|k| !["sims", "ms"].contains(k))
         .collect();
     let parsed = from_spec(spec, &extra)?;
     let evaluator: Arc<dyn Evaluator<Game>> = evaluator;

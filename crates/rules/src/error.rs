@@ -27,7 +27,7 @@ pub enum PositionError {
     BadSide { found: String, column: usize },
     #[error("quiet-ply counter `{found}` at character {column}: expected a whole number from 0 to 65535")]
     BadQuiet { found: String, column: usize },
-    #[error("{found} foxes on the board; {variant} is played with exactly {expected}")]
+    #[error("{} on the board; {variant} is played with exactly {expected}", foxes(*.found))]
     FoxCount {
         found: u32,
         expected: u32,
@@ -67,4 +67,13 @@ pub enum GameError {
         text: String,
         outcome: crate::Outcome,
     },
+}
+
+/// `1 fox`, `2 foxes`: the count of foxes in words.
+fn foxes(n: u32) -> String {
+    if n == 1 {
+        "1 fox".into()
+    } else {
+        format!("{n} foxes")
+    }
 }

@@ -21,7 +21,7 @@
 
 use crate::selfplay::wdl_for;
 use crate::shard::StoredSample;
-use halatafl_arena::{derive_seed, random_opening, GameJob, GameRow};
+use halatafl_arena::{derive_seed, random_opening, ArenaError, GameJob, GameRow};
 use halatafl_nn::Sample;
 use halatafl_rules::{Game, Outcome, Variant};
 
@@ -32,19 +32,21 @@ pub fn expert_jobs(
     opening_plies: usize,
     variant: Variant,
     seed: u64,
-) -> Vec<GameJob> {
+) -> Result<Vec<GameJob>, ArenaError> {
     (0..games)
-        .map(|i| GameJob {
-            game: i + 1,
-            opening: i,
-            start: if opening_plies > 0 {
-                random_opening(variant, opening_plies, derive_seed(seed, i as u64))
-            } else {
-                Game::start_of(variant)
-            },
-            foxes: agent.to_string(),
-            geese: agent.to_string(),
-            seed: derive_seed(seed ^ 0xe7_9e27, i as u64),
+        .map(|i| {
+            Ok(GameJob {
+                game: i + 1,
+                opening: i,
+                start: if opening_plies > 0 {
+                    random_opening(variant, opening_plies, derive_seed(seed, i as u64))?
+                } else {
+                    Game::start_of(variant)
+                },
+                foxes: agent.to_string(),
+                geese: agent.to_string(),
+                seed: derive_seed(seed ^ 0xe7_9e27, i as u64),
+            })
         })
         .collect()
 }
@@ -106,7 +108,7 @@ mod tests {
     #[test]
     fn expert_samples_follow_the_game_and_skip_the_opening() {
         let variant = Variant::default();
-        let jobs = expert_jobs("random", 3, 4, variant, 11);
+        let jobs = expert_jobs("random", 3, 4, variant, 11).unwrap();
         assert_eq!(jobs.len(), 3);
         assert!(jobs.iter().all(|j| j.start.ply() == 4));
         assert_ne!(

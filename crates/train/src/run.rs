@@ -506,7 +506,8 @@ impl Run {
             b.opening_plies,
             variant,
             self.stage_seed(0, Stage::SelfPlay),
-        );
+        )
+        .map_err(|e| format!("[bootstrap] {e}"))?;
         // The jobs carry their openings and seeds; the config gives threads.
         let match_config = MatchConfig {
             threads: Some(cfg.run.threads),
@@ -840,7 +841,7 @@ impl Run {
                 variant: cfg.variant()?,
                 budget: Default::default(),
             };
-            let jobs = match_jobs(&me, &spec, &match_config, 1);
+            let jobs = match_jobs(&me, &spec, &match_config, 1).map_err(|e| e.to_string())?;
             let pb = bar(jobs.len() as u64, &format!("eval {generation}"));
             pb.set_message(format!("vs {name}"));
             let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))

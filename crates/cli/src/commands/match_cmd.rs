@@ -2,7 +2,7 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use crate::variant_args::VariantArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use halatafl_arena::{run_match, write_csv_atomic, GameRow, MatchConfig};
+use halatafl_arena::{run_match, write_csv_atomic, write_target, GameRow, MatchConfig};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -30,17 +30,30 @@ pub struct ArenaArgs {
 }
 
 impl ArenaArgs {
+    /// The match settings, checked; `--threads` above the cores is capped at
+    /// them (more workers than cores only share them, and skew the agents'
+    /// thinking time), with a note on standard error.
     pub fn config(&self) -> Result<MatchConfig> {
-        anyhow::ensure!(self.games > 0, "--games must be at least 1");
-        anyhow::ensure!(self.threads != Some(0), "--threads must be at least 1");
-        Ok(MatchConfig {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut threads = self.threads;
+        if let Some(t) = threads.filter(|&t| t > cores) {
+            eprintln!(
+                "note: --threads {t} is more than this machine's {cores} cores; using {cores}"
+            );
+            threads = Some(cores);
+        }
+        let config = MatchConfig {
             games: self.games,
             seed: self.seed,
             openings: self.openings,
-            threads: self.threads,
+            threads,
             variant: self.variant.variant()?,
             ..MatchConfig::default()
-        })
+        };
+        config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
+        // A CSV path that cannot be written is refused before any game.
+        write_target(&self.csv).with_context(|| format!("--csv {}", self.csv.display()))?;
+        Ok(config)
     }
 }
 

@@ -4,10 +4,10 @@ use crate::variant_args::PositionArgs;
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_agent::{Agent, Budget};
-use halatafl_arena::{write_csv_atomic, GameRow};
+use halatafl_arena::{append_csv_atomic, read_game_rows, write_target, GameRow};
 use halatafl_rules::{Game, Position, Side};
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Play against an agent in the terminal. Moves are typed in RULES.md
@@ -248,6 +248,9 @@ pub fn run(args: PlayArgs) -> Result<()> {
     });
     let mut agent = build_agent(&args.agent, seed, variant)
         .with_context(|| format!("bad --agent `{}`", args.agent))?;
+    if let Some(path) = &args.save {
+        check_save_path(path)?;
+    }
     println!("agent seed {seed}");
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
@@ -264,15 +267,7 @@ pub fn run(args: PlayArgs) -> Result<()> {
     )?;
     match end {
         SessionEnd::Finished(row) => {
-            let path = args.save.unwrap_or_else(|| {
-                let secs = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0);
-                PathBuf::from(format!("games/play-{secs}.csv"))
-            });
-            write_csv_atomic(&path, std::slice::from_ref(row.as_ref()))
-                .with_context(|| format!("saving the game to {}", path.display()))?;
+            let path = save_game(args.save.as_deref(), &row)?;
             println!("game saved to {}", path.display());
             if args.position.fen.is_some() {
                 println!("(its moves start from the --fen position, not the variant's start)");
@@ -286,6 +281,63 @@ pub fn run(args: PlayArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses a `--save` path before the game starts, when saving there could
+/// only fail or destroy something: a directory, a FIFO or device (also
+/// behind a link), or an existing file that is not a game CSV. An existing
+/// game CSV is added to, never written over.
+fn check_save_path(path: &Path) -> Result<()> {
+    let target = write_target(path).with_context(|| format!("--save {}", path.display()))?;
+    if target.exists() {
+        let header = std::fs::read_to_string(&target)
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string));
+        let is_game_csv = header.as_deref() == Some(&GameRow::COLUMNS.join(","))
+            && read_game_rows(&target).is_ok();
+        anyhow::ensure!(
+            is_game_csv,
+            "--save {}: the file exists and is not a game CSV; choose another name",
+            path.display()
+        );
+        println!("{} exists: the game will be added to it", path.display());
+    }
+    Ok(())
+}
+
+/// `games/play-<unix time>.csv`, the default name of a saved game.
+fn default_save_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    PathBuf::from(format!("games/play-{secs}.csv"))
+}
+
+/// Saves a finished game (added to the file if it exists) and returns where.
+/// A game is never lost: if `--save` fails (the file was changed or removed
+/// while playing, the disk refused), it goes to the default name, and if that
+/// fails too the error carries the game's moves.
+fn save_game(save: Option<&Path>, row: &GameRow) -> Result<PathBuf> {
+    let rows = std::slice::from_ref(row);
+    if let Some(path) = save {
+        match append_csv_atomic(path, rows) {
+            Ok(()) => return Ok(path.to_path_buf()),
+            Err(e) => eprintln!(
+                "could not save the game to {}: {e}; saving it under the default name",
+                path.display()
+            ),
+        }
+    }
+    let path = default_save_path();
+    append_csv_atomic(&path, rows).with_context(|| {
+        format!(
+            "saving the game to {}; its moves, to replay: {}",
+            path.display(),
+            row.moves
+        )
+    })?;
+    Ok(path)
 }
 
 #[cfg(test)]
