@@ -112,6 +112,8 @@ pub fn derive_seed(a: u64, b: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+pub const MAX_OPENING_PLIES: usize = 40;
+
 /// A `plies`-ply random opening from the start of `variant`, reproducible from
 /// `seed`. Openings that end the game are redrawn.
 pub fn random_opening(variant: Variant, plies: usize, seed: u64) -> Game {
