@@ -731,7 +731,24 @@ impl Run {
                 .collect();
             let refs: Vec<&Sample> = drawn.iter().collect();
             let batch = Batch::new(&refs, device);
-            let l = trainer.train_step(&batch);
+            let l = match trainer.train_step(&batch) {
+                Ok(l) => l,
+                Err(e) => {
+                    pb.finish_and_clear();
+                    return Err(format!(
+                        "generation {generation}: {e}. The stage stopped before writing anything \
+                         (checkpoint, train.csv rows, progress), so it is not marked done. A \
+                         non-finite loss comes from a damaged network ({}) or samples, or from a \
+                         learning rate that diverges (train.lr = {})",
+                        if generation == 0 {
+                            "the seeded initial one".to_string()
+                        } else {
+                            self.checkpoint(generation - 1).display().to_string()
+                        },
+                        cfg.train.lr
+                    ));
+                }
+            };
             acc = (
                 acc.0 + l.policy,
                 acc.1 + l.value,
