@@ -18,7 +18,9 @@
 //! writes its files atomically, then its CSV rows, then `progress.json`. On
 //! resume, rows and shards of a stage that did not finish are removed and the
 //! stage is run again from its start, so a crash at any moment loses only the
-//! stage in progress and never duplicates a row.
+//! stage in progress and never duplicates a row. Without `progress.json` a
+//! run restarts from its first stage only if nothing past that stage exists
+//! (see [`Run::execute`]): completed work is never overwritten silently.
 
 use crate::config::RunConfig;
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats};
@@ -504,7 +506,9 @@ impl Run {
         }
     }
 
-    /// Runs (or resumes) every remaining stage.
+    /// Runs (or resumes) every remaining stage. Refuses, before any stage,
+    /// a damaged CSV and a run without `progress.json` that holds completed
+    /// work (see `refuse_completed_work_without_progress`).
     pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), String> {
         // A damaged CSV stops the run here, before any stage, rather than
         // when a stage appends to it (or, before, replaced it).
