@@ -256,15 +256,30 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     let config = dir.join("scratch.toml");
     std::fs::write(&config, text).unwrap();
     let run = dir.join("run");
-    train_new_run(&config, &run);
+    // `--generations` overrides the config's 2, and config.toml records it.
+    let out = Command::new(bin())
+        .args(["train", "--generations", "1", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(recorded.contains("generations = 1\n"), "{recorded}");
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());
     assert!(!run.join("bootstrap.csv").exists());
     assert!(!run.join("shards/gen_0000").exists());
+    assert!(!run.join("checkpoints/gen_0002.safetensors").exists());
     let generations: Vec<String> = read_csv(&run.join("selfplay.csv"))
         .into_iter()
         .map(|r| r["generation"].clone())
         .collect();
-    assert_eq!(generations, vec!["1", "2"]);
+    assert_eq!(generations, vec!["1"]);
     assert!(read_csv(&run.join("eval.csv"))
         .iter()
         .all(|r| r["generation"] != "0"));
@@ -280,16 +295,29 @@ fn bad_configs_are_refused_with_the_key_named() {
         ("[network]\npreset = \"big\"\n", "preset"),
         (
             "[bootstrap]\ngames = 5\nagent = \"alphabeta:dept=4\"\n",
-            "[bootstrap] agent",
+            "bootstrap.agent",
         ),
         (
             "[bootstrap]\ngames = 5\nagent = \"net:ckpt=x\"\n",
             "non-network",
         ),
+        ("[eval]\nopponents = [\"mcts:sims=-1\"]\n", "eval.opponents"),
+        // Range checks: the key as section.key and its range.
         (
-            "[eval]\nopponents = [\"mcts:sims=-1\"]\n",
-            "[eval] opponents",
+            "[train]\nlr = nan\n",
+            "train.lr = NaN: must be a number in (0, 10]",
         ),
+        ("[run]\nthreads = 100000\n", "run.threads = 100000"),
+        (
+            "[bootstrap]\nopening_plies = 100000\n",
+            "bootstrap.opening_plies",
+        ),
+        ("[eval]\nsimulations = 0\n", "eval.simulations = 0"),
+        (
+            "[eval]\nopponents = [\"net:ckpt=missing.safetensors\"]\n",
+            "missing.safetensors",
+        ),
+        ("[run]\ngenerations = 3\n", "--generations 0"),
     ] {
         std::fs::write(&path, text).unwrap();
         let out = Command::new(bin())
@@ -297,6 +325,11 @@ fn bad_configs_are_refused_with_the_key_named() {
             .arg(&path)
             .arg("--run")
             .arg(dir.join("r"))
+            .args(if expected == "--generations 0" {
+                &["--generations", "0"][..]
+            } else {
+                &[][..]
+            })
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

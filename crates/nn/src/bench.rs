@@ -126,7 +126,10 @@ pub fn training(config: NetConfig, device: Device, batch: usize, repeats: usize)
     let refs: Vec<&Sample> = samples.iter().collect();
     let b = Batch::new(&refs, device);
     let secs = median_seconds(repeats, || {
-        trainer.train_step(&b);
+        // Random targets on a fresh network: a non-finite loss is a bug here.
+        trainer
+            .train_step(&b)
+            .expect("a fresh network gives finite losses");
         sync(device);
     });
     let sps = batch as f64 / secs;

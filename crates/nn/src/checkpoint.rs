@@ -2,9 +2,17 @@
 //! `safetensors.torch.load_file`) holding the weights (`net/<name>`, batch-norm
 //! statistics included), the optimizer's moment buffers (`opt/<name>/m`,
 //! `opt/<name>/v`), and in its metadata the network config, the training
-//! config, the step, and the encoding version. Written to a temporary file,
+//! config, the step, the encoding version and a CRC-32 of the tensors
+//! (`tensor_crc32`, see [`tensor_checksum`]). Written to a temporary file,
 //! synced, then renamed over the target: a reader sees the old file or the new
 //! one, never half of one.
+//!
+//! Format versions: 2 (this one) carries the checksum, and a file whose
+//! tensors do not match it is refused. Version 1 files (before the checksum)
+//! still load, unverified, with a warning on stderr: experiments keep old
+//! checkpoints as opponents and reference points, and refusing them would
+//! strand those; whatever training writes from them is version 2. Any other
+//! version is refused with both versions named.
 
 use crate::config::NetConfig;
 use crate::encoding::ENCODING_VERSION;
@@ -17,7 +25,15 @@ use tch::{Device, Kind, Tensor};
 use thiserror::Error;
 
 pub const FORMAT: &str = "halatafl-checkpoint";
-pub const FORMAT_VERSION: &str = "1";
+pub const FORMAT_VERSION: &str = "2";
+/// The last format version without a tensor checksum; still loaded, unverified.
+pub const UNCHECKED_FORMAT_VERSION: &str = "1";
+/// Largest checkpoint file read. The shipped networks are a few MB; the
+/// largest network [`NetConfig::validate`] allows (40 blocks of 512 channels,
+/// heads of 512) takes about 2.4 GB with its optimizer state, so every
+/// checkpoint this crate can write is below the limit, while a wrong path (a
+/// disk image, a video) is refused before it is read into memory.
+pub const MAX_CHECKPOINT_BYTES: u64 = 4 << 30;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
@@ -30,6 +46,15 @@ pub enum CheckpointError {
     Corrupt { path: PathBuf, why: String },
     #[error("checkpoint {path}: {why}")]
     Mismatch { path: PathBuf, why: String },
+    #[error(
+        "checkpoint {path}: tensor checksum mismatch (stored {stored:08x}, computed {computed:08x}): \
+         the file is damaged; use an intact copy"
+    )]
+    Checksum {
+        path: PathBuf,
+        stored: u32,
+        computed: u32,
+    },
 }
 
 /// What a checkpoint says about itself, read without loading the weights.
@@ -39,6 +64,9 @@ pub struct CheckpointInfo {
     pub train: TrainConfig,
     pub step: u64,
     pub encoding_version: u32,
+    /// The stored CRC-32 of the tensors ([`tensor_checksum`]); `None` in a
+    /// version 1 file, which has none.
+    pub tensor_crc32: Option<u32>,
     /// Caller-defined entries (generation, run name, ...).
     pub extra: BTreeMap<String, String>,
 }
@@ -111,6 +139,12 @@ pub fn save(
         .collect();
     let mut meta: HashMap<String, String> =
         extra.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let crc = tensor_checksum(
+        owned
+            .iter()
+            .map(|(n, s, b)| (n.as_str(), s.as_slice(), b.as_slice())),
+    );
+    meta.insert("tensor_crc32".into(), format!("{crc:08x}"));
     meta.insert("format".into(), FORMAT.into());
     meta.insert("format_version".into(), FORMAT_VERSION.into());
     meta.insert("encoding_version".into(), ENCODING_VERSION.to_string());
@@ -129,11 +163,63 @@ pub fn save(
     write_atomically(path, &bytes)
 }
 
+/// Reads a whole file that must be a regular file of at most `limit` bytes.
+/// Both are checked before anything is read (a device such as `/dev/zero`
+/// or a pipe never ends, a huge file would fill memory), and the read itself
+/// stops one byte past the limit in case the file grows meanwhile.
+pub fn read_bounded_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let too_big = |len: u64| {
+        refuse(format!(
+            "{len} bytes, more than the {limit} this reader accepts"
+        ))
+    };
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a directory, device or pipe)".into(),
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 fn read(path: &Path) -> Result<Vec<u8>, CheckpointError> {
-    std::fs::read(path).map_err(|source| CheckpointError::Io {
+    read_bounded_file(path, MAX_CHECKPOINT_BYTES).map_err(|source| CheckpointError::Io {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// CRC-32 over the tensors in name order: each tensor's name, its shape (as
+/// u64 little-endian) and its bytes. Names and shapes are included so that a
+/// damaged header pointing a name at other bytes is caught too. Computed from
+/// the serialised views, so writer and reader hash exactly the same bytes.
+pub fn tensor_checksum<'a>(
+    tensors: impl IntoIterator<Item = (&'a str, &'a [usize], &'a [u8])>,
+) -> u32 {
+    let mut sorted: Vec<(&str, &[usize], &[u8])> = tensors.into_iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let mut hasher = crc32fast::Hasher::new();
+    for (name, shape, data) in sorted {
+        hasher.update(name.as_bytes());
+        hasher.update(&[0]);
+        for &d in shape {
+            hasher.update(&(d as u64).to_le_bytes());
+        }
+        hasher.update(data);
+    }
+    hasher.finalize()
 }
 
 fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointError> {
@@ -158,12 +244,21 @@ fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointErr
             get("format")?
         )));
     }
-    if get("format_version")? != FORMAT_VERSION {
+    let format_version = get("format_version")?;
+    let tensor_crc32 = if format_version == FORMAT_VERSION {
+        let text = get("tensor_crc32")?;
+        Some(
+            u32::from_str_radix(&text, 16)
+                .map_err(|_| mismatch(format!("bad tensor_crc32 `{text}`")))?,
+        )
+    } else if format_version == UNCHECKED_FORMAT_VERSION {
+        None
+    } else {
         return Err(mismatch(format!(
-            "checkpoint format version {} is not {FORMAT_VERSION}",
-            get("format_version")?
+            "checkpoint format version {format_version} is not {FORMAT_VERSION} \
+             (nor {UNCHECKED_FORMAT_VERSION}, still read): written by another halatafl version"
         )));
-    }
+    };
     let encoding_version: u32 = get("encoding_version")?
         .parse()
         .map_err(|_| mismatch("bad encoding_version".into()))?;
@@ -174,6 +269,8 @@ fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointErr
     }
     let net: NetConfig = serde_json::from_str(&get("net")?)
         .map_err(|e| mismatch(format!("bad network config: {e}")))?;
+    net.validate()
+        .map_err(|why| mismatch(format!("network config out of range: {why}")))?;
     let train: TrainConfig = serde_json::from_str(&get("train")?)
         .map_err(|e| mismatch(format!("bad training config: {e}")))?;
     let step: u64 = get("step")?
@@ -190,6 +287,7 @@ fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointErr
                 "preset",
                 "train",
                 "step",
+                "tensor_crc32",
             ]
             .contains(&k.as_str())
         })
@@ -199,6 +297,7 @@ fn parse_info(path: &Path, bytes: &[u8]) -> Result<CheckpointInfo, CheckpointErr
         train,
         step,
         encoding_version,
+        tensor_crc32,
         extra,
     })
 }
@@ -234,6 +333,23 @@ pub fn load(
         path: path.to_path_buf(),
         why: e.to_string(),
     })?;
+    let views = tensors.tensors();
+    let computed = tensor_checksum(views.iter().map(|(n, v)| (n.as_str(), v.shape(), v.data())));
+    match info.tensor_crc32 {
+        Some(stored) if stored != computed => {
+            return Err(CheckpointError::Checksum {
+                path: path.to_path_buf(),
+                stored,
+                computed,
+            })
+        }
+        Some(_) => {}
+        None => eprintln!(
+            "warning: checkpoint {}: format version {UNCHECKED_FORMAT_VERSION} has no checksum, \
+             so its tensors are loaded unverified (checkpoints written now are version {FORMAT_VERSION})",
+            path.display()
+        ),
+    }
     let mut trainer = Trainer::new(info.net, info.train.clone(), device, 0);
     trainer.step = info.step;
     let fetch = |name: &str, target: &Tensor| -> Result<Tensor, CheckpointError> {

@@ -4,6 +4,13 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Residual blocks a network may have (the largest preset used is b10c128).
+pub const BLOCKS: std::ops::RangeInclusive<i64> = 1..=40;
+/// Channels of the tower's convolutions.
+pub const CHANNELS: std::ops::RangeInclusive<i64> = 4..=512;
+/// Channels or width of a head layer (presets use 4 to 256).
+pub const HEAD_CHANNELS: std::ops::RangeInclusive<i64> = 1..=512;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
@@ -34,7 +41,7 @@ impl NetConfig {
             channels,
             policy_channels: (channels / 2).clamp(16, 64),
             value_channels: (channels / 8).clamp(4, 16),
-            value_hidden: (channels * 2).clamp(32, 256),
+            value_hidden: channels.saturating_mul(2).clamp(32, 256),
         }
     }
 
@@ -47,12 +54,38 @@ impl NetConfig {
         let (b, c) = rest.split_once('c').ok_or_else(bad)?;
         let blocks: usize = b.parse().map_err(|_| bad())?;
         let channels: i64 = c.parse().map_err(|_| bad())?;
-        if !(1..=40).contains(&blocks) || !(4..=512).contains(&channels) {
-            return Err(format!(
-                "network preset `{name}`: blocks must be 1..=40 and channels 4..=512"
-            ));
+        let config = NetConfig::preset(blocks, channels);
+        config
+            .validate()
+            .map_err(|why| format!("network preset `{name}`: {why}"))?;
+        Ok(config)
+    }
+
+    /// Checks every size against [`BLOCKS`], [`CHANNELS`] and
+    /// [`HEAD_CHANNELS`]. Presets are checked here and so is the config a
+    /// checkpoint's metadata claims, before a single tensor is allocated: a
+    /// damaged or hostile file must not make libtorch try to allocate
+    /// terabytes (which aborts the process instead of returning an error).
+    pub fn validate(&self) -> Result<(), String> {
+        // A usize beyond i64 is out of range anyway: saturate, do not wrap.
+        let blocks = i64::try_from(self.blocks).unwrap_or(i64::MAX);
+        let sizes = [
+            ("blocks", blocks, &BLOCKS),
+            ("channels", self.channels, &CHANNELS),
+            ("policy_channels", self.policy_channels, &HEAD_CHANNELS),
+            ("value_channels", self.value_channels, &HEAD_CHANNELS),
+            ("value_hidden", self.value_hidden, &HEAD_CHANNELS),
+        ];
+        for (name, value, range) in sizes {
+            if !range.contains(&value) {
+                return Err(format!(
+                    "{name} = {value}: must be in {}..={}",
+                    range.start(),
+                    range.end()
+                ));
+            }
         }
-        Ok(NetConfig::preset(blocks, channels))
+        Ok(())
     }
 
     /// Multiply-adds x2 for one position's forward pass (convolutions and

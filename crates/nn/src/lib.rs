@@ -25,7 +25,7 @@ pub use config::NetConfig;
 pub use evaluator::{EvaluatorConfig, NetEvaluator};
 pub use inference::{InferenceNet, Precision};
 pub use sample::{Batch, Sample};
-pub use train::{Losses, LrSchedule, OptimizerKind, TrainConfig, Trainer};
+pub use train::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig, Trainer};
 
 use thiserror::Error;
 

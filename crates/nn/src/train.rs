@@ -9,6 +9,7 @@ use crate::model::PolicyValueNet;
 use crate::sample::Batch;
 use serde::{Deserialize, Serialize};
 use tch::{nn, Device, Kind, Tensor};
+use thiserror::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -107,6 +108,19 @@ pub struct Losses {
     pub lr: f64,
 }
 
+/// A training step that met a non-finite loss term or gradient norm.
+#[derive(Clone, Copy, Debug, PartialEq, Error)]
+#[error(
+    "training step {step}: the {what} is {value}, not a finite number (the step was not applied)"
+)]
+pub struct NonFiniteLoss {
+    /// The step that was refused (the trainer's step count plus one).
+    pub step: u64,
+    /// `policy loss`, `value loss`, `l2 loss`, `total loss` or `gradient norm`.
+    pub what: &'static str,
+    pub value: f64,
+}
+
 /// A network with its optimizer state.
 pub struct Trainer {
     pub vs: nn::VarStore,
@@ -188,8 +202,13 @@ impl Trainer {
         (policy_loss, value_loss, l2 * self.config.l2)
     }
 
-    /// One optimisation step on `batch`.
-    pub fn train_step(&mut self, batch: &Batch) -> Losses {
+    /// One optimisation step on `batch`. A step whose loss or gradient norm
+    /// is not finite (a damaged network or sample, a diverging rate) is not
+    /// applied: the weights, moments and step count stay as they were, so
+    /// the caller can stop before it saves a poisoned network. The forward
+    /// pass has already updated the batch-norm running statistics, though,
+    /// so a trainer that returned this error must not be saved.
+    pub fn train_step(&mut self, batch: &Batch) -> Result<Losses, NonFiniteLoss> {
         let (policy_loss, value_loss, l2) = self.losses(batch, true);
         let total = &policy_loss + &value_loss * self.config.value_weight + &l2;
         let vars = self.named_trainables();
@@ -209,9 +228,33 @@ impl Trainer {
                     sq += g.pow_tensor_scalar(2).sum(Kind::Float).double_value(&[]);
                 }
             }
-            let norm = sq.sqrt();
-            let clip = if self.config.grad_clip > 0.0 && norm > self.config.grad_clip {
-                self.config.grad_clip / norm
+            sq.sqrt()
+        });
+        let losses = Losses {
+            policy: policy_loss.double_value(&[]),
+            value: value_loss.double_value(&[]),
+            l2: l2.double_value(&[]),
+            total: total.double_value(&[]),
+            grad_norm,
+            lr,
+        };
+        let terms = [
+            ("policy loss", losses.policy),
+            ("value loss", losses.value),
+            ("l2 loss", losses.l2),
+            ("total loss", losses.total),
+            ("gradient norm", losses.grad_norm),
+        ];
+        if let Some(&(what, value)) = terms.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(NonFiniteLoss {
+                step: self.step + 1,
+                what,
+                value,
+            });
+        }
+        tch::no_grad(|| {
+            let clip = if self.config.grad_clip > 0.0 && grad_norm > self.config.grad_clip {
+                self.config.grad_clip / grad_norm
             } else {
                 1.0
             };
@@ -243,15 +286,7 @@ impl Trainer {
                     }
                 }
             }
-            norm
         });
-        Losses {
-            policy: policy_loss.double_value(&[]),
-            value: value_loss.double_value(&[]),
-            l2: l2.double_value(&[]),
-            total: total.double_value(&[]),
-            grad_norm,
-            lr,
-        }
+        Ok(losses)
     }
 }

@@ -6,7 +6,9 @@ use halatafl_nn::encoding::{encode, POLICY_SIZE};
 use halatafl_nn::{Batch, InferenceNet, NetConfig, Precision, Sample, TrainConfig, Trainer};
 use halatafl_rules::{Game, Position, Variant};
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use safetensors::SafeTensors;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use tch::{Device, Kind};
 
 /// Positions from seeded random games with made-up, position-dependent targets.
@@ -63,7 +65,7 @@ fn trained(n: usize, seed: u64, steps: usize) -> (Trainer, Vec<Sample>, Batch) {
     let batch = Batch::new(&refs, Device::Cpu);
     let mut t = trainer(seed);
     for _ in 0..steps {
-        t.train_step(&batch);
+        t.train_step(&batch).unwrap();
     }
     (t, data, batch)
 }
@@ -74,10 +76,10 @@ fn tiny_net_overfits_a_fixed_batch() {
     let refs: Vec<&Sample> = data.iter().collect();
     let batch = Batch::new(&refs, Device::Cpu);
     let mut t = trainer(1);
-    let first = t.train_step(&batch);
+    let first = t.train_step(&batch).unwrap();
     let mut last = first;
     for _ in 0..300 {
-        last = t.train_step(&batch);
+        last = t.train_step(&batch).unwrap();
     }
     // One-hot targets: a perfect fit has zero cross-entropy. Start: about
     // ln(moves) + ln(3) ~ 4.
@@ -120,8 +122,8 @@ fn save_then_load_gives_identical_outputs_and_bad_files_are_refused() {
     );
     assert_eq!(a, b, "outputs differ after a save/load round trip");
     // The optimizer state came back too: one more step from each stays equal.
-    let la = t.train_step(&batch);
-    let lb = loaded.train_step(&batch);
+    let la = t.train_step(&batch).unwrap();
+    let lb = loaded.train_step(&batch).unwrap();
     assert_eq!(la.total, lb.total);
 
     // A different expected shape is refused with both names.
@@ -160,6 +162,162 @@ fn save_then_load_gives_identical_outputs_and_bad_files_are_refused() {
         Err(CheckpointError::Io { .. })
     ));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A copy of checkpoint `from` at `to` with its metadata changed by `edit`
+/// (the tensors, and so their checksum, stay as they are).
+fn with_metadata(from: &Path, to: &Path, edit: impl FnOnce(&mut HashMap<String, String>)) {
+    let bytes = std::fs::read(from).unwrap();
+    let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+    let mut meta = header.metadata().clone().unwrap();
+    edit(&mut meta);
+    let tensors = SafeTensors::deserialize(&bytes).unwrap();
+    std::fs::write(
+        to,
+        safetensors::serialize(tensors.tensors(), Some(meta)).unwrap(),
+    )
+    .unwrap();
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("halatafl-nn-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn damaged_checkpoints_are_refused_and_version_1_loads_unverified() {
+    let dir = scratch_dir("damage");
+    let (t, data, _) = trained(8, 4, 2);
+    let path = dir.join("ckpt.safetensors");
+    checkpoint::save(&t, &path, &BTreeMap::new()).unwrap();
+    let info = checkpoint::info(&path).unwrap();
+    assert!(info.tensor_crc32.is_some());
+    let bytes = std::fs::read(&path).unwrap();
+    let data_start = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+
+    // A flipped bit in a tensor's lowest mantissa byte (tensor data is 4-byte
+    // aligned): the value stays finite and plausible, only the checksum sees it.
+    let mut flipped = bytes.clone();
+    flipped[data_start + 4 * 10] ^= 0x01;
+    let damaged = dir.join("flipped.safetensors");
+    std::fs::write(&damaged, &flipped).unwrap();
+    let err = checkpoint::load(&damaged, None, Device::Cpu).unwrap_err();
+    let CheckpointError::Checksum {
+        stored, computed, ..
+    } = err
+    else {
+        panic!("expected a checksum error, got {err}");
+    };
+    assert_ne!(stored, computed);
+    let text = err.to_string();
+    assert!(
+        text.contains("flipped.safetensors")
+            && text.contains(&format!("{stored:08x}"))
+            && text.contains(&format!("{computed:08x}")),
+        "{text}"
+    );
+
+    // Metadata claiming a network of a million blocks of a million channels
+    // is refused before libtorch is asked for terabytes.
+    let huge = dir.join("huge.safetensors");
+    with_metadata(&path, &huge, |meta| {
+        let mut net: serde_json::Value = serde_json::from_str(&meta["net"]).unwrap();
+        net["blocks"] = 1_000_000.into();
+        net["channels"] = 1_000_000.into();
+        meta.insert("net".into(), net.to_string());
+    });
+    for err in [
+        checkpoint::load(&huge, None, Device::Cpu).unwrap_err(),
+        checkpoint::info(&huge).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, CheckpointError::Mismatch { .. })
+                && err.to_string().contains("blocks = 1000000"),
+            "{err}"
+        );
+    }
+
+    // Version 1 (no checksum) loads, unverified, with the same weights.
+    let old = dir.join("v1.safetensors");
+    with_metadata(&path, &old, |meta| {
+        meta.insert("format_version".into(), "1".into());
+        meta.remove("tensor_crc32");
+    });
+    let (loaded, info) = checkpoint::load(&old, None, Device::Cpu).unwrap();
+    assert_eq!(info.tensor_crc32, None);
+    let positions: Vec<Position> = data.iter().map(|s| s.position).collect();
+    assert_eq!(
+        outputs(
+            &InferenceNet::new(&t.net, Precision::F32, Device::Cpu),
+            &positions
+        ),
+        outputs(
+            &InferenceNet::new(&loaded.net, Precision::F32, Device::Cpu),
+            &positions
+        ),
+    );
+    // A current-version file without its checksum, or an unknown version, is refused.
+    for (version, crc, expected) in [
+        (checkpoint::FORMAT_VERSION, None, "tensor_crc32"),
+        ("7", info.tensor_crc32, "format version 7 is not 2"),
+    ] {
+        let other = dir.join("other.safetensors");
+        with_metadata(&path, &other, |meta| {
+            meta.insert("format_version".into(), version.into());
+            if crc.is_none() {
+                meta.remove("tensor_crc32");
+            }
+        });
+        let err = checkpoint::load(&other, None, Device::Cpu).unwrap_err();
+        assert!(err.to_string().contains(expected), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn devices_directories_and_oversized_files_are_refused_before_reading() {
+    let dir = scratch_dir("size");
+    // A sparse file one byte over the limit: nothing is read, so this is quick.
+    let big = dir.join("big.safetensors");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(checkpoint::MAX_CHECKPOINT_BYTES + 1)
+        .unwrap();
+    let err = checkpoint::load(&big, None, Device::Cpu).unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::Io { .. })
+            && err.to_string().contains(&format!(
+                "more than the {}",
+                checkpoint::MAX_CHECKPOINT_BYTES
+            )),
+        "{err}"
+    );
+    let mut others = vec![dir.clone()];
+    if Path::new("/dev/zero").exists() {
+        others.push(PathBuf::from("/dev/zero"));
+    }
+    for path in others {
+        let err = checkpoint::load(&path, None, Device::Cpu).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_non_finite_loss_is_refused_and_changes_nothing() {
+    let mut data = samples(8, 5);
+    data[3].wdl = [f32::NAN, 0.0, 0.0];
+    let refs: Vec<&Sample> = data.iter().collect();
+    let batch = Batch::new(&refs, Device::Cpu);
+    let mut t = trainer(5);
+    let before: Vec<f32> = Vec::try_from(t.net.input.conv.ws.view([-1])).unwrap();
+    let err = t.train_step(&batch).unwrap_err();
+    assert_eq!((err.step, err.what), (1, "value loss"), "{err}");
+    assert!(err.to_string().contains("value loss is NaN"), "{err}");
+    assert_eq!(t.step, 0);
+    let after: Vec<f32> = Vec::try_from(t.net.input.conv.ws.view([-1])).unwrap();
+    assert_eq!(before, after, "a refused step must not move the weights");
 }
 
 #[test]

@@ -4,8 +4,10 @@ use crate::{io_error, ReportError};
 use halatafl_arena::stats::Record;
 use halatafl_arena::ThinkingTime;
 use halatafl_rules::Side;
+use halatafl_train::run::read_csv_rows;
 pub use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -44,24 +46,13 @@ impl RunData {
     }
 }
 
-/// Rows of a CSV file; a missing file has none (a run that has not reached
-/// that stage yet).
-fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ReportError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader = csv::Reader::from_path(path).map_err(|e| io_error(path, e))?;
-    reader
-        .deserialize()
-        .enumerate()
-        .map(|(i, row)| {
-            row.map_err(|e| ReportError::Csv {
-                path: path.display().to_string(),
-                row: i + 1,
-                why: e.to_string(),
-            })
-        })
-        .collect()
+/// Rows of a run CSV, read as the trainer reads them: a missing or empty
+/// file has none (a run that has not reached that stage yet), a file that is
+/// not that CSV is an error naming it and the line.
+fn read_rows<T: DeserializeOwned + Serialize + Default>(
+    path: &Path,
+) -> Result<Vec<T>, ReportError> {
+    Ok(read_csv_rows(path)?)
 }
 
 /// Reads `config.toml`, `run.json`, `selfplay.csv`, `train.csv` and `eval.csv`.

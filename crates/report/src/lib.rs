@@ -30,12 +30,9 @@ use thiserror::Error;
 pub enum ReportError {
     #[error("{path}: {why}")]
     Io { path: String, why: String },
-    #[error("{path}: row {row}: {why}")]
-    Csv {
-        path: String,
-        row: usize,
-        why: String,
-    },
+    /// A run CSV that is not what the trainer writes (file, line, why).
+    #[error(transparent)]
+    Csv(#[from] halatafl_train::run::CsvError),
     #[error("{path} is not a run directory (no config.toml; make one with `halatafl train`)")]
     NotARun { path: String },
     #[error("drawing {file}: {why}")]

@@ -177,3 +177,32 @@ fn a_fresh_run_and_a_non_run() {
     assert!(err.to_string().contains("not a run directory"), "{err}");
     let _ = std::fs::remove_dir_all(&empty);
 }
+
+#[test]
+fn a_damaged_csv_is_an_error_naming_file_and_line() {
+    let dir = scratch("garbage");
+    fake_run(&dir);
+    // One line that is not the header: it used to read as "no rows".
+    std::fs::write(dir.join("selfplay.csv"), "\u{0}\u{7f}garbage line\n").unwrap();
+    let err = halatafl_report::write_report(&dir, None).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("selfplay.csv, line 1") && text.contains("generation"),
+        "{text}"
+    );
+    // A damaged row names its line (header on line 1, rows from line 2).
+    fake_run(&dir);
+    let good = std::fs::read_to_string(dir.join("train.csv")).unwrap();
+    let mut lines: Vec<&str> = good.lines().collect();
+    lines[3] = "1,not a number";
+    std::fs::write(dir.join("train.csv"), lines.join("\n")).unwrap();
+    let text = halatafl_report::write_report(&dir, None)
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("train.csv, line 4"), "{text}");
+    // An empty file is a stage with no rows yet, not an error.
+    fake_run(&dir);
+    std::fs::write(dir.join("selfplay.csv"), "").unwrap();
+    halatafl_report::write_report(&dir, None).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,11 +1,16 @@
 //! The run config: one TOML file holds every knob of a training run. Unknown
 //! keys are errors that name the key and its line (`serde(deny_unknown_fields)`),
-//! and every default lives in one `Default` impl per section.
+//! every default lives in one `Default` impl per section, and
+//! [`RunConfig::validate`] range-checks every key before a run starts.
 
+use halatafl_agent::AgentSpec;
+use halatafl_arena::MAX_OPENING_PLIES;
 use halatafl_nn::{LrSchedule, NetConfig, OptimizerKind, TrainConfig};
 use halatafl_rules::Variant;
 use serde::{Deserialize, Serialize};
+use std::ops::{Bound, RangeBounds, RangeInclusive};
 use std::path::Path;
+use thiserror::Error;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -28,7 +33,8 @@ pub struct RunSection {
     pub generations: u32,
     /// Master seed: every other seed is derived from it.
     pub seed: u64,
-    /// Worker threads for self-play and evaluation games.
+    /// Worker threads for self-play and evaluation games (at most
+    /// [`MAX_THREADS`]; a stage with fewer games than threads uses one per game).
     pub threads: usize,
     /// libtorch intra-op threads for the trainer and the inference thread.
     pub torch_threads: usize,
@@ -98,7 +104,8 @@ pub struct BootstrapSection {
     /// The expert, as a non-network agent spec. A depth-limited alpha-beta is
     /// deterministic, so the run stays reproducible; `ms=` would not be.
     pub agent: String,
-    /// Random plies before the expert takes over (not recorded as samples).
+    /// Random plies before the expert takes over (not recorded as samples),
+    /// at most [`MAX_OPENING_PLIES`].
     pub opening_plies: usize,
     /// Training steps of generation 0, on the expert's samples alone.
     pub steps: u64,
@@ -195,7 +202,8 @@ pub struct SelfPlaySection {
     /// A game still running after this many plies is adjudicated a draw.
     pub max_plies: usize,
     /// Resign when the searched value of the side to move stays below
-    /// `-resign_threshold` for `resign_consecutive` of its moves (0 disables).
+    /// `-resign_threshold` for `resign_consecutive` of its moves (threshold
+    /// 0 disables resigning).
     pub resign_threshold: f32,
     pub resign_consecutive: u32,
     /// Share of games that would resign but are played out, to measure how
@@ -290,7 +298,8 @@ pub struct EvalSection {
     pub opponents: Vec<String>,
     /// Simulations of the trained agent in evaluation games.
     pub simulations: u32,
-    /// Random opening plies (each opening played with both colours).
+    /// Random opening plies (each opening played with both colours), at most
+    /// [`MAX_OPENING_PLIES`].
     pub opening_plies: usize,
     /// Leaves per network call in the trained agent's search (virtual loss);
     /// evaluation games run one search each, so this is what fills batches.
@@ -314,6 +323,117 @@ impl Default for EvalSection {
     }
 }
 
+/// A config value that is out of its range or otherwise wrong, named as
+/// `section.key` with the value and what it must be.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("{key} = {value}: {expected}")]
+pub struct ConfigError {
+    /// `section.key`, e.g. `train.lr`.
+    pub key: &'static str,
+    /// The value as written in TOML (strings quoted).
+    pub value: String,
+    /// What the value must be.
+    pub expected: String,
+}
+
+impl From<ConfigError> for String {
+    fn from(e: ConfigError) -> String {
+        e.to_string()
+    }
+}
+
+/// Most worker threads (`run.threads`, `run.torch_threads`): the arena's
+/// bound, far above any machine's cores, low enough that a typo cannot spawn
+/// a hundred thousand.
+pub use halatafl_arena::MAX_THREADS;
+/// Most generations (and replay window, evaluation interval) of a run.
+pub const MAX_GENERATIONS: u32 = 100_000;
+/// Most training steps of one stage (and of warm-up, and between log rows).
+pub const MAX_STEPS: u64 = 100_000_000;
+/// Most games of one stage (expert games, self-play games, games per opponent).
+pub const MAX_GAMES: usize = 10_000_000;
+/// Most simulations of one search.
+pub const MAX_SIMULATIONS: u32 = 1_000_000;
+/// Most leaves gathered from one tree per network call (the MCTS `batch=` limit).
+pub const MAX_LEAVES_PER_TREE: u32 = 4096;
+/// Longest self-play game before adjudication; also bounds the samples one
+/// game adds to a shard beyond `samples_per_shard`.
+pub const MAX_PLIES: usize = 10_000;
+/// Most samples per shard: with [`MAX_PLIES`] and a record of at most a few
+/// hundred bytes, a shard stays well below [`crate::shard::MAX_SHARD_BYTES`].
+pub const MAX_SAMPLES_PER_SHARD: usize = 1_000_000;
+/// Most positions per network call and per training batch.
+pub const MAX_BATCH: usize = 65_536;
+/// Most evaluation cache entries (each holds a position's priors and value).
+pub const MAX_CACHE_ENTRIES: usize = 1 << 26;
+
+fn bad(
+    key: &'static str,
+    value: impl std::fmt::Display,
+    expected: impl Into<String>,
+) -> ConfigError {
+    ConfigError {
+        key,
+        value: value.to_string(),
+        expected: expected.into(),
+    }
+}
+
+/// A string value as TOML writes it.
+fn quoted(text: &str) -> String {
+    format!("{text:?}")
+}
+
+/// An integer key that must lie in `range`.
+fn count<T: PartialOrd + std::fmt::Display>(
+    key: &'static str,
+    value: T,
+    range: RangeInclusive<T>,
+) -> Result<(), ConfigError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let expected = format!("must be an integer in [{}, {}]", range.start(), range.end());
+    Err(bad(key, value, expected))
+}
+
+/// A real key that must lie in `(low, high)` with the given ends; NaN lies in
+/// no interval, so it is refused like an out-of-range value.
+fn real<T: Into<f64> + std::fmt::Display + Copy>(
+    key: &'static str,
+    value: T,
+    (low, high): (Bound<f64>, Bound<f64>),
+) -> Result<(), ConfigError> {
+    if (low, high).contains(&value.into()) {
+        return Ok(());
+    }
+    let (open, a) = match low {
+        Bound::Included(a) => ('[', a),
+        Bound::Excluded(a) => ('(', a),
+        Bound::Unbounded => ('(', f64::NEG_INFINITY),
+    };
+    let (close, b) = match high {
+        Bound::Included(b) => (']', b),
+        Bound::Excluded(b) => (')', b),
+        Bound::Unbounded => (')', f64::INFINITY),
+    };
+    Err(bad(
+        key,
+        value,
+        format!("must be a number in {open}{a}, {b}{close}"),
+    ))
+}
+
+/// `[low, high]`.
+fn closed(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
+    (Bound::Included(low), Bound::Included(high))
+}
+
+/// `(low, high]`.
+fn above(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
+    (Bound::Excluded(low), Bound::Included(high))
+}
+
 impl RunConfig {
     pub fn from_toml(text: &str, origin: &Path) -> Result<RunConfig, String> {
         let config: RunConfig =
@@ -334,25 +454,30 @@ impl RunConfig {
         toml::to_string_pretty(self).expect("config serialises")
     }
 
-    pub fn variant(&self) -> Result<Variant, String> {
-        self.game
-            .variant
-            .parse::<Variant>()
-            .map_err(|e| format!("[game] variant: {e}"))
+    pub fn variant(&self) -> Result<Variant, ConfigError> {
+        let text = &self.game.variant;
+        text.parse::<Variant>()
+            .map_err(|e| bad("game.variant", quoted(text), e.to_string()))
     }
 
-    pub fn net_config(&self) -> Result<NetConfig, String> {
-        NetConfig::parse_preset(&self.network.preset).map_err(|e| format!("[network] preset: {e}"))
+    pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
+        let text = &self.network.preset;
+        NetConfig::parse_preset(text).map_err(|e| bad("network.preset", quoted(text), e))
     }
 
-    pub fn train_config(&self) -> Result<TrainConfig, String> {
+    pub fn train_config(&self) -> Result<TrainConfig, ConfigError> {
         let t = &self.train;
         let bootstrap_steps = if self.bootstrap.enabled() {
             self.bootstrap.steps
         } else {
             0
         };
-        let total = t.steps_per_generation * self.run.generations as u64 + bootstrap_steps;
+        // Both factors are bounded by validation; saturate rather than wrap
+        // for a config that has not been validated yet.
+        let total = t
+            .steps_per_generation
+            .saturating_mul(self.run.generations as u64)
+            .saturating_add(bootstrap_steps);
         let schedule = match t.schedule.as_str() {
             "constant" => LrSchedule::Constant,
             "cosine" => LrSchedule::Cosine {
@@ -364,8 +489,10 @@ impl RunConfig {
                 gamma: 0.1,
             },
             o => {
-                return Err(format!(
-                    "[train] schedule `{o}`: expected constant, cosine or step"
+                return Err(bad(
+                    "train.schedule",
+                    quoted(o),
+                    "expected constant, cosine or step",
                 ))
             }
         };
@@ -381,80 +508,201 @@ impl RunConfig {
         })
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks every key against its range, in file order, and returns the
+    /// first that is wrong. Keys not checked here take any value of their
+    /// type: `run.seed`, `bootstrap.replay_generations` (generations after it
+    /// draw no expert samples), `search.temperature_plies`, `replay.mirror`
+    /// and `train.optimizer` (its type admits only `sgd` and `adam`).
+    /// Runs before a run directory is made, and again when a run is resumed.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let r = &self.run;
+        count("run.generations", r.generations, 1..=MAX_GENERATIONS)?;
+        count("run.threads", r.threads, 1..=MAX_THREADS)?;
+        count("run.torch_threads", r.torch_threads, 1..=MAX_THREADS)?;
+        halatafl_nn::parse_device(&r.device)
+            .map_err(|e| bad("run.device", quoted(&r.device), e.to_string()))?;
+
         self.variant()?;
+
+        let n = &self.network;
         self.net_config()?;
-        self.train_config()?;
-        halatafl_nn::parse_device(&self.run.device).map_err(|e| format!("[run] device: {e}"))?;
-        self.network
-            .precision
+        n.precision
             .parse::<halatafl_nn::Precision>()
-            .map_err(|e| format!("[network] precision: {e}"))?;
-        if !matches!(self.search.algorithm.as_str(), "puct" | "gumbel") {
-            return Err(format!(
-                "[search] algorithm `{}`: expected puct or gumbel",
-                self.search.algorithm
-            ));
-        }
+            .map_err(|e| bad("network.precision", quoted(&n.precision), e))?;
+        count("network.max_batch", n.max_batch, 1..=MAX_BATCH)?;
+        count(
+            "network.cache_entries",
+            n.cache_entries,
+            0..=MAX_CACHE_ENTRIES,
+        )?;
+
         let b = &self.bootstrap;
+        count("bootstrap.games", b.games, 0..=MAX_GAMES)?;
         if b.enabled() && (b.agent.starts_with("net") || b.agent.trim().is_empty()) {
-            return Err(format!(
-                "[bootstrap] agent `{}`: the expert must be a non-network agent, e.g. alphabeta:depth=4",
-                b.agent
+            return Err(bad(
+                "bootstrap.agent",
+                quoted(&b.agent),
+                "the expert must be a non-network agent, e.g. alphabeta:depth=4",
             ));
         }
-        let checks: [(bool, &str); 12] = [
-            (
-                !b.enabled() || b.steps >= 1,
-                "[bootstrap] steps must be at least 1 when games > 0",
-            ),
-            (
-                (0.0..=1.0).contains(&b.replay_fraction),
-                "[bootstrap] replay_fraction must be in [0, 1]",
-            ),
-            (
-                self.run.generations >= 1,
-                "[run] generations must be at least 1",
-            ),
-            (self.run.threads >= 1, "[run] threads must be at least 1"),
-            (
-                self.search.simulations >= 1,
-                "[search] simulations must be at least 1",
-            ),
-            (
-                self.search.fast_simulations >= 1,
-                "[search] fast_simulations must be at least 1",
-            ),
-            (
-                (0.0..=1.0).contains(&self.search.full_search_probability)
-                    && self.search.full_search_probability > 0.0,
-                "[search] full_search_probability must be in (0, 1]",
-            ),
-            (
-                self.selfplay.games >= 1 && self.selfplay.concurrent_games >= 1,
-                "[selfplay] games and concurrent_games must be at least 1",
-            ),
-            (
-                (0.0..=1.0).contains(&self.selfplay.resign_playout_fraction),
-                "[selfplay] resign_playout_fraction must be in [0, 1]",
-            ),
-            (
-                self.train.batch_size >= 1 && self.train.log_every >= 1,
-                "[train] batch_size and log_every must be at least 1",
-            ),
-            (
-                self.replay.window_generations >= 1,
-                "[replay] window_generations must be at least 1",
-            ),
-            (self.eval.every >= 1, "[eval] every must be at least 1"),
-        ];
-        for (ok, why) in checks {
-            if !ok {
-                return Err(why.to_string());
-            }
+        count(
+            "bootstrap.opening_plies",
+            b.opening_plies,
+            0..=MAX_OPENING_PLIES,
+        )?;
+        let least_steps = if b.enabled() { 1 } else { 0 };
+        count("bootstrap.steps", b.steps, least_steps..=MAX_STEPS)?;
+        real(
+            "bootstrap.replay_fraction",
+            b.replay_fraction,
+            closed(0.0, 1.0),
+        )?;
+
+        let s = &self.search;
+        if !matches!(s.algorithm.as_str(), "puct" | "gumbel") {
+            return Err(bad(
+                "search.algorithm",
+                quoted(&s.algorithm),
+                "expected puct or gumbel",
+            ));
         }
+        count("search.simulations", s.simulations, 1..=MAX_SIMULATIONS)?;
+        real(
+            "search.full_search_probability",
+            s.full_search_probability,
+            above(0.0, 1.0),
+        )?;
+        count(
+            "search.fast_simulations",
+            s.fast_simulations,
+            1..=MAX_SIMULATIONS,
+        )?;
+        real("search.c_puct", s.c_puct, above(0.0, 100.0))?;
+        // Values lie in [-1, 1], so a reduction beyond 2 changes nothing.
+        real("search.fpu_reduction", s.fpu_reduction, closed(0.0, 2.0))?;
+        real(
+            "search.dirichlet_alpha_scale",
+            s.dirichlet_alpha_scale,
+            above(0.0, 1000.0),
+        )?;
+        real(
+            "search.dirichlet_epsilon",
+            s.dirichlet_epsilon,
+            closed(0.0, 1.0),
+        )?;
+        count("search.gumbel_m", s.gumbel_m, 1..=1024)?;
+        real("search.temperature", s.temperature, closed(0.0, 100.0))?;
+        count(
+            "search.leaves_per_tree",
+            s.leaves_per_tree,
+            1..=MAX_LEAVES_PER_TREE,
+        )?;
+
+        let p = &self.selfplay;
+        count("selfplay.games", p.games, 1..=MAX_GAMES)?;
+        count("selfplay.concurrent_games", p.concurrent_games, 1..=4096)?;
+        count("selfplay.max_plies", p.max_plies, 1..=MAX_PLIES)?;
+        real(
+            "selfplay.resign_threshold",
+            p.resign_threshold,
+            closed(0.0, 1.0),
+        )?;
+        if !(1..=MAX_PLIES as u32).contains(&p.resign_consecutive) {
+            return Err(bad(
+                "selfplay.resign_consecutive",
+                p.resign_consecutive,
+                format!(
+                    "must be an integer in [1, {MAX_PLIES}] (resign_threshold = 0 disables resigning)"
+                ),
+            ));
+        }
+        real(
+            "selfplay.resign_playout_fraction",
+            p.resign_playout_fraction,
+            closed(0.0, 1.0),
+        )?;
+        count(
+            "selfplay.samples_per_shard",
+            p.samples_per_shard,
+            1..=MAX_SAMPLES_PER_SHARD,
+        )?;
+
+        let w = &self.replay;
+        count(
+            "replay.window_generations",
+            w.window_generations,
+            1..=MAX_GENERATIONS,
+        )?;
+        real(
+            "replay.search_value_mix",
+            w.search_value_mix,
+            closed(0.0, 1.0),
+        )?;
+
+        let t = &self.train;
+        count("train.batch_size", t.batch_size, 1..=MAX_BATCH)?;
+        count(
+            "train.steps_per_generation",
+            t.steps_per_generation,
+            1..=MAX_STEPS,
+        )?;
+        count("train.log_every", t.log_every, 1..=MAX_STEPS)?;
+        real("train.lr", t.lr, above(0.0, 10.0))?;
+        // SGD momentum or Adam's beta1: 1 would divide by zero in Adam's bias correction.
+        real(
+            "train.momentum",
+            t.momentum,
+            (Bound::Included(0.0), Bound::Excluded(1.0)),
+        )?;
+        real("train.l2", t.l2, closed(0.0, 1.0))?;
+        real("train.grad_clip", t.grad_clip, closed(0.0, 1e6))?;
+        count("train.warmup_steps", t.warmup_steps, 0..=MAX_STEPS)?;
+        self.train_config()?;
+        // The cosine schedule decays from lr to min_lr; other schedules ignore it.
+        let min_lr_high = if t.schedule == "cosine" && t.lr.is_finite() {
+            t.lr
+        } else {
+            10.0
+        };
+        real("train.min_lr", t.min_lr, closed(0.0, min_lr_high))?;
+
+        let e = &self.eval;
+        count("eval.every", e.every, 1..=MAX_GENERATIONS)?;
+        count("eval.games", e.games, 1..=MAX_GAMES)?;
+        for spec in &e.opponents {
+            check_opponent(spec)?;
+        }
+        count("eval.simulations", e.simulations, 1..=MAX_SIMULATIONS)?;
+        count("eval.opening_plies", e.opening_plies, 0..=MAX_OPENING_PLIES)?;
+        count(
+            "eval.leaves_per_tree",
+            e.leaves_per_tree,
+            1..=MAX_LEAVES_PER_TREE,
+        )?;
         Ok(())
     }
+}
+
+/// An evaluation opponent that can be checked without building it: `previous`,
+/// a non-empty spec, and for `net:` a `ckpt=` naming a readable checkpoint
+/// (the CLI builds the other kinds before the run starts). Without this, a
+/// missing checkpoint surfaced only after generation 0 had been trained.
+fn check_opponent(spec: &str) -> Result<(), ConfigError> {
+    let wrong = |why: String| bad("eval.opponents", quoted(spec), why);
+    if spec.trim().is_empty() {
+        return Err(wrong("an opponent spec is empty".into()));
+    }
+    if !spec.starts_with("net:") {
+        return Ok(());
+    }
+    let parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())
+        .map_err(|e| wrong(e.to_string()))?;
+    let ckpt: String = parsed
+        .get("ckpt")
+        .map_err(|e| wrong(e.to_string()))?
+        .ok_or_else(|| wrong("a network opponent needs `ckpt=PATH`".into()))?;
+    halatafl_nn::checkpoint::info(Path::new(&ckpt)).map_err(|e| wrong(e.to_string()))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -473,6 +721,129 @@ mod tests {
             }
         }
         assert!(seen >= 4, "quick, default, classic and ci configs");
+    }
+
+    /// A value each key must refuse (several for some), as TOML. A value may
+    /// carry a second line for its section, for keys checked only in context.
+    const BAD_VALUES: &[(&str, &str)] = &[
+        ("run.generations", "0"),
+        ("run.generations", "100001"),
+        ("run.threads", "0"),
+        ("run.threads", "100000"),
+        ("run.torch_threads", "0"),
+        ("run.torch_threads", "5000"),
+        ("run.device", "\"tpu\""),
+        ("game.variant", "\"chess\""),
+        ("network.preset", "\"b1000000c1000000\""),
+        ("network.precision", "\"f16\""),
+        ("network.max_batch", "0"),
+        ("network.cache_entries", "1000000000"),
+        ("bootstrap.games", "100000000"),
+        ("bootstrap.agent", "\"net:ckpt=x\"\ngames = 5"),
+        ("bootstrap.agent", "\" \"\ngames = 5"),
+        ("bootstrap.opening_plies", "100000"),
+        ("bootstrap.steps", "0\ngames = 5"),
+        ("bootstrap.replay_fraction", "1.5"),
+        ("bootstrap.replay_fraction", "nan"),
+        ("search.algorithm", "\"alphazero\""),
+        ("search.simulations", "0"),
+        ("search.full_search_probability", "0.0"),
+        ("search.full_search_probability", "nan"),
+        ("search.fast_simulations", "0"),
+        ("search.c_puct", "-1.0"),
+        ("search.c_puct", "nan"),
+        ("search.fpu_reduction", "-0.5"),
+        ("search.dirichlet_alpha_scale", "0.0"),
+        ("search.dirichlet_alpha_scale", "inf"),
+        ("search.dirichlet_epsilon", "1.5"),
+        ("search.gumbel_m", "0"),
+        ("search.temperature", "nan"),
+        ("search.temperature", "-1.0"),
+        ("search.temperature", "inf"),
+        ("search.leaves_per_tree", "0"),
+        ("selfplay.games", "0"),
+        ("selfplay.concurrent_games", "0"),
+        ("selfplay.max_plies", "0"),
+        ("selfplay.resign_threshold", "-0.1"),
+        ("selfplay.resign_threshold", "nan"),
+        ("selfplay.resign_consecutive", "0"),
+        ("selfplay.resign_playout_fraction", "2.0"),
+        ("selfplay.samples_per_shard", "0"),
+        ("replay.window_generations", "0"),
+        ("replay.search_value_mix", "2.0"),
+        ("replay.search_value_mix", "-0.5"),
+        ("train.batch_size", "0"),
+        ("train.steps_per_generation", "0"),
+        ("train.log_every", "0"),
+        ("train.lr", "-0.1"),
+        ("train.lr", "0.0"),
+        ("train.lr", "nan"),
+        ("train.momentum", "1.0"),
+        ("train.l2", "-1.0"),
+        ("train.grad_clip", "-1.0"),
+        ("train.warmup_steps", "1000000000000"),
+        ("train.schedule", "\"linear\""),
+        ("train.min_lr", "-0.001"),
+        ("train.min_lr", "0.5\nschedule = \"cosine\""),
+        ("eval.every", "0"),
+        ("eval.games", "0"),
+        ("eval.opponents", "[\"random\", \"\"]"),
+        ("eval.opponents", "[\"net:sims=4\"]"),
+        (
+            "eval.opponents",
+            "[\"net:ckpt=/nonexistent/gen_0001.safetensors\"]",
+        ),
+        ("eval.simulations", "0"),
+        ("eval.opening_plies", "100000"),
+        ("eval.leaves_per_tree", "0"),
+    ];
+
+    /// Keys that take every value of their type (TOML refuses the others).
+    const ANY_VALUE: &[&str] = &[
+        "run.seed",
+        "bootstrap.replay_generations",
+        "search.temperature_plies",
+        "replay.mirror",
+        "train.optimizer",
+    ];
+
+    #[test]
+    fn every_key_refuses_bad_values_naming_the_key() {
+        for (key, value) in BAD_VALUES {
+            let (section, name) = key.split_once('.').unwrap();
+            let text = format!("[{section}]\n{name} = {value}\n");
+            let err = RunConfig::from_toml(&text, Path::new("bad.toml"))
+                .expect_err(&format!("{key} = {value} was accepted"));
+            assert!(
+                err.starts_with(&format!("bad.toml: {key} = ")),
+                "{key} = {value}: {err}"
+            );
+        }
+        // Every key of the config is covered.
+        let table: toml::Table = RunConfig::default().to_toml().parse().unwrap();
+        for (section, keys) in &table {
+            for name in keys.as_table().unwrap().keys() {
+                let key = format!("{section}.{name}");
+                assert!(
+                    ANY_VALUE.contains(&key.as_str()) || BAD_VALUES.iter().any(|(k, _)| *k == key),
+                    "{key} has no bad value in the table"
+                );
+            }
+        }
+        // What a range error says.
+        let err = RunConfig::from_toml("[run]\nthreads = 100000\n", Path::new("x")).unwrap_err();
+        assert_eq!(
+            err,
+            "x: run.threads = 100000: must be an integer in [1, 1024]"
+        );
+        let err = RunConfig::from_toml("[train]\nlr = nan\n", Path::new("x")).unwrap_err();
+        assert_eq!(err, "x: train.lr = NaN: must be a number in (0, 10]");
+        let err =
+            RunConfig::from_toml("[train]\noptimizer = \"rmsprop\"\n", Path::new("x")).unwrap_err();
+        assert!(
+            err.contains("optimizer") && err.contains("rmsprop"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //! writes its files atomically, then its CSV rows, then `progress.json`. On
 //! resume, rows and shards of a stage that did not finish are removed and the
 //! stage is run again from its start, so a crash at any moment loses only the
-//! stage in progress and never duplicates a row.
+//! stage in progress and never duplicates a row. Without `progress.json` a
+//! run restarts from its first stage only if nothing past that stage exists
+//! (see [`Run::execute`]): completed work is never overwritten silently.
 
 use crate::config::RunConfig;
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats};
@@ -31,11 +33,13 @@ use halatafl_nn::{Batch, EvaluatorConfig, NetEvaluator, NetRegistry, Precision, 
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use thiserror::Error;
 
 /// Builds non-network agents (`random`, `alphabeta:...`, `mcts:...`).
 pub type BaseFactory = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync;
@@ -65,7 +69,7 @@ impl Progress {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SelfPlayRow {
     pub generation: u32,
     pub games: usize,
@@ -91,7 +95,7 @@ pub struct SelfPlayRow {
     pub cache_hit_rate: f64,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TrainRow {
     pub generation: u32,
     pub step: u64,
@@ -106,7 +110,7 @@ pub struct TrainRow {
 }
 
 /// An evaluation game: the arena's columns plus the generation and opponent.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct EvalRow {
     pub generation: u32,
     pub opponent: String,
@@ -175,17 +179,81 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> String {
     format!("{}: {e}", path.display())
 }
 
-/// Reads a CSV of `T` rows (missing file: no rows).
-fn read_rows<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, String> {
+/// A run CSV that cannot be read as its rows: the file and line, and why.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("{path}, line {line}: {why}")]
+pub struct CsvError {
+    pub path: PathBuf,
+    pub line: u64,
+    pub why: String,
+}
+
+/// Reads a run CSV (`selfplay.csv`, `train.csv`, `eval.csv`) as `T` rows. A
+/// missing or empty file has none: the stage has not written rows yet, or
+/// resuming removed them all. Any other file must have a header that names
+/// every column of `T` (extra columns are ignored, as serde ignores them):
+/// without that check a file of one line of anything read as "no rows", so
+/// `report` skipped it silently and the next stage replaced it.
+pub fn read_csv_rows<T: DeserializeOwned + Serialize + Default>(
+    path: &Path,
+) -> Result<Vec<T>, CsvError> {
+    let error = |line: u64, why: String| CsvError {
+        path: path.to_path_buf(),
+        line,
+        why,
+    };
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let mut reader = csv::Reader::from_path(path).map_err(|e| io_err(path, e))?;
+    let mut reader = csv::Reader::from_path(path).map_err(|e| error(0, e.to_string()))?;
+    let header = reader
+        .headers()
+        .map_err(|e| error(1, e.to_string()))?
+        .clone();
+    if header.is_empty() {
+        return Ok(Vec::new());
+    }
+    let missing: Vec<String> = csv_columns::<T>()
+        .into_iter()
+        .filter(|c| !header.iter().any(|h| h == c))
+        .collect();
+    if !missing.is_empty() {
+        let named = match missing.len() {
+            n if n > 3 => format!("{} and {} more", missing[..3].join(", "), n - 3),
+            _ => missing.join(", "),
+        };
+        return Err(error(
+            1,
+            format!(
+                "the header lacks the column(s) {named}: not a file this version of halatafl \
+                 wrote, or damaged"
+            ),
+        ));
+    }
     reader
         .deserialize()
         .enumerate()
-        .map(|(i, r)| r.map_err(|e| io_err(path, format!("row {}: {e}", i + 1))))
+        .map(|(i, row)| {
+            row.map_err(|e| {
+                let line = e.position().map_or(i as u64 + 2, |p| p.line());
+                error(line, e.to_string())
+            })
+        })
         .collect()
+}
+
+/// The column names of a CSV of `T` rows, in order (the header csv writes).
+fn csv_columns<T: Serialize + Default>() -> Vec<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(T::default()).expect("a row serialises");
+    let bytes = writer.into_inner().expect("writing to memory");
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let header = reader.headers().expect("csv just written").clone();
+    header.iter().map(str::to_string).collect()
+}
+
+fn read_rows<T: DeserializeOwned + Serialize + Default>(path: &Path) -> Result<Vec<T>, String> {
+    read_csv_rows(path).map_err(|e| e.to_string())
 }
 
 /// Rewrites a CSV atomically with `rows`.
@@ -198,7 +266,7 @@ fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
     write_atomically(path, &bytes).map_err(|e| io_err(path, e))
 }
 
-fn append_rows<T: Serialize + for<'de> Deserialize<'de>>(
+fn append_rows<T: Serialize + DeserializeOwned + Default>(
     path: &Path,
     new: Vec<T>,
 ) -> Result<(), String> {
@@ -208,7 +276,7 @@ fn append_rows<T: Serialize + for<'de> Deserialize<'de>>(
 }
 
 /// Keeps only rows whose generation passes `keep` (removes a crashed stage's rows).
-fn retain_rows<T: Serialize + for<'de> Deserialize<'de>>(
+fn retain_rows<T: Serialize + DeserializeOwned + Default>(
     path: &Path,
     generation_of: impl Fn(&T) -> u32,
     keep: impl Fn(u32) -> bool,
@@ -438,8 +506,19 @@ impl Run {
         }
     }
 
-    /// Runs (or resumes) every remaining stage.
+    /// Runs (or resumes) every remaining stage. Refuses, before any stage,
+    /// a damaged CSV and a run without `progress.json` that holds completed
+    /// work (see `refuse_completed_work_without_progress`).
     pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), String> {
+        // A damaged CSV stops the run here, before any stage, rather than
+        // when a stage appends to it (or, before, replaced it).
+        read_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?;
+        read_rows::<TrainRow>(&self.dir.join("train.csv"))?;
+        read_rows::<EvalRow>(&self.dir.join("eval.csv"))?;
+        let progress = self.progress()?;
+        if progress.is_none() {
+            self.refuse_completed_work_without_progress()?;
+        }
         halatafl_nn::set_threads(self.config.run.torch_threads);
         // With an expert, generation 0 is made by the run's first stages
         // (a bad expert spec fails there at once).
@@ -455,7 +534,7 @@ impl Run {
                 trainer.net.config
             ));
         }
-        let (mut generation, mut stage) = match self.progress()? {
+        let (mut generation, mut stage) = match progress {
             None if bootstrap => (0, Stage::SelfPlay),
             None => (1, Stage::SelfPlay),
             Some(p) => p.next(),
@@ -481,6 +560,93 @@ impl Run {
             (generation, stage) = Progress { generation, stage }.next();
         }
         Ok(())
+    }
+
+    /// The generation of a run's first stage: the expert's games (0) or the
+    /// first self-play (1).
+    fn first_generation(&self) -> u32 {
+        if self.config.bootstrap.enabled() {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// Without `progress.json` a run resumes from its first stage, which
+    /// removes and redoes what that stage writes. That is right only for a
+    /// run stopped before its first stage was marked done; if anything a
+    /// later stage writes is present (`progress.json` was deleted or lost),
+    /// resuming would redo the expert games and every generation and
+    /// overwrite their checkpoints, so it is refused with what is there.
+    /// Progress is not rebuilt from the files: a checkpoint or shard proves
+    /// its own stage ended but not that the CSV rows of the stages before it
+    /// were all written, so any rebuilt progress could silently skip work.
+    pub(crate) fn refuse_completed_work_without_progress(&self) -> Result<(), String> {
+        let first = self.first_generation();
+        let names_in = |dir: &Path, keep: &dyn Fn(&str) -> bool| -> Result<Vec<String>, String> {
+            if !dir.exists() {
+                return Ok(Vec::new());
+            }
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .map_err(|e| io_err(dir, e))?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.') && keep(n))
+                .collect();
+            names.sort();
+            Ok(names)
+        };
+        // A run from scratch writes its seeded initial network before any stage.
+        let initial = format!("gen_{:04}.safetensors", 0);
+        let bootstrap = self.config.bootstrap.enabled();
+        let checkpoints = names_in(&self.dir.join("checkpoints"), &|n: &str| {
+            n.ends_with(".safetensors") && (bootstrap || n != initial)
+        })?;
+        let first_shards = format!("gen_{first:04}");
+        let shards = names_in(&self.dir.join("shards"), &|n: &str| n != first_shards)?;
+        let mut found = Vec::new();
+        if !checkpoints.is_empty() {
+            found.push(format!("checkpoints/{}", checkpoints.join(", ")));
+        }
+        if !shards.is_empty() {
+            found.push(format!("shards/{}", shards.join(", ")));
+        }
+        let later_selfplay = read_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?
+            .iter()
+            .any(|r| r.generation != first);
+        if later_selfplay {
+            found.push(format!("selfplay.csv rows after generation {first}"));
+        }
+        if !read_rows::<TrainRow>(&self.dir.join("train.csv"))?.is_empty() {
+            found.push("train.csv rows".into());
+        }
+        if !read_rows::<EvalRow>(&self.dir.join("eval.csv"))?.is_empty() {
+            found.push("eval.csv rows".into());
+        }
+        if found.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{dir} has no progress.json but holds completed work: {}. Resuming would start the run \
+             over and overwrite it, so nothing was done. Restore {dir}/progress.json (it names the \
+             last completed stage, e.g. {{\"generation\":2,\"stage\":\"eval\"}}; log.txt lists \
+             the stages that ended), or start a new run in another directory.",
+            found.join("; "),
+            dir = self.dir.display()
+        ))
+    }
+
+    /// `run.threads`, but no more than the stage has games: a worker without
+    /// a game would only idle. Logged when it caps.
+    fn worker_threads(&self, games: usize, stage: &str) -> usize {
+        let threads = self.config.run.threads;
+        let used = threads.min(games).max(1);
+        if used < threads {
+            self.log(&format!(
+                "{stage}: {used} worker threads for {games} games (run.threads = {threads})"
+            ));
+        }
+        used
     }
 
     /// The seeded, untrained network every run starts from.
@@ -510,7 +676,7 @@ impl Run {
         .map_err(|e| format!("[bootstrap] {e}"))?;
         // The jobs carry their openings and seeds; the config gives threads.
         let match_config = MatchConfig {
-            threads: Some(cfg.run.threads),
+            threads: Some(self.worker_threads(jobs.len(), "generation 0 expert games")),
             variant,
             ..MatchConfig::default()
         };
@@ -613,6 +779,10 @@ impl Run {
         };
         let job = SelfPlayJob {
             config: cfg,
+            threads: self.worker_threads(
+                cfg.selfplay.games,
+                &format!("generation {generation} self-play"),
+            ),
             variant: cfg.variant()?,
             evaluator: &evaluator,
             generation,
@@ -732,7 +902,24 @@ impl Run {
                 .collect();
             let refs: Vec<&Sample> = drawn.iter().collect();
             let batch = Batch::new(&refs, device);
-            let l = trainer.train_step(&batch);
+            let l = match trainer.train_step(&batch) {
+                Ok(l) => l,
+                Err(e) => {
+                    pb.finish_and_clear();
+                    return Err(format!(
+                        "generation {generation}: {e}. The stage stopped before writing anything \
+                         (checkpoint, train.csv rows, progress), so it is not marked done. A \
+                         non-finite loss comes from a damaged network ({}) or samples, or from a \
+                         learning rate that diverges (train.lr = {})",
+                        if generation == 0 {
+                            "the seeded initial one".to_string()
+                        } else {
+                            self.checkpoint(generation - 1).display().to_string()
+                        },
+                        cfg.train.lr
+                    ));
+                }
+            };
             acc = (
                 acc.0 + l.policy,
                 acc.1 + l.value,
@@ -837,11 +1024,18 @@ impl Run {
                 seed: self.stage_seed(generation, Stage::Eval)
                     ^ halatafl_arena::derive_seed(7, summaries.len() as u64),
                 openings: cfg.eval.opening_plies,
-                threads: Some(cfg.run.threads),
+                threads: None,
                 variant: cfg.variant()?,
                 budget: Default::default(),
             };
             let jobs = match_jobs(&me, &spec, &match_config, 1).map_err(|e| e.to_string())?;
+            let match_config = MatchConfig {
+                threads: Some(self.worker_threads(
+                    jobs.len(),
+                    &format!("generation {generation} evaluation vs {name}"),
+                )),
+                ..match_config
+            };
             let pb = bar(jobs.len() as u64, &format!("eval {generation}"));
             pb.set_message(format!("vs {name}"));
             let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))
@@ -916,4 +1110,143 @@ fn chrono_like_now() -> String {
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (mo <= 2) as i64;
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}:{s:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::StoredSample;
+    use halatafl_nn::TrainConfig;
+    use halatafl_rules::{Game, Variant};
+
+    /// A fresh run directory with a tiny network that starts from scratch.
+    fn scratch_run(name: &str) -> Run {
+        let dir = std::env::temp_dir().join(format!("halatafl-run-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut config = RunConfig::default();
+        config.network.preset = "b1c16".into();
+        config.bootstrap.games = 0;
+        config.train.batch_size = 8;
+        config.train.steps_per_generation = 2;
+        config.run.threads = 1;
+        config.run.torch_threads = 1;
+        Run::create(&dir, config, "test").unwrap()
+    }
+
+    fn no_agents(spec: &str, _seed: u64) -> Result<Box<dyn Agent>, SpecError> {
+        panic!("no agent should be built, asked for {spec}")
+    }
+
+    #[test]
+    fn a_run_without_progress_but_with_completed_work_is_refused() {
+        let run = scratch_run("noprogress");
+        // What a run stopped inside its first stage leaves is fine: the seeded
+        // initial network and the first self-play's shards and row.
+        std::fs::write(run.checkpoint(0), b"initial").unwrap();
+        std::fs::create_dir_all(run.shard_dir(1)).unwrap();
+        append_rows(
+            &run.dir.join("selfplay.csv"),
+            vec![SelfPlayRow {
+                generation: 1,
+                ..SelfPlayRow::default()
+            }],
+        )
+        .unwrap();
+        run.refuse_completed_work_without_progress().unwrap();
+        // Later work without progress.json is refused, by name, and kept.
+        std::fs::write(run.checkpoint(1), b"generation 1").unwrap();
+        std::fs::create_dir_all(run.shard_dir(2)).unwrap();
+        append_rows(&run.dir.join("train.csv"), vec![TrainRow::default()]).unwrap();
+        let train_csv = std::fs::read(run.dir.join("train.csv")).unwrap();
+        let err = run.execute(&no_agents).unwrap_err();
+        assert!(
+            err.contains("no progress.json")
+                && err.contains("checkpoints/gen_0001.safetensors")
+                && !err.contains("gen_0000.safetensors")
+                && err.contains("shards/gen_0002")
+                && err.contains("train.csv rows")
+                && !err.contains("eval.csv"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(run.checkpoint(1)).unwrap(), b"generation 1");
+        assert_eq!(std::fs::read(run.checkpoint(0)).unwrap(), b"initial");
+        assert!(run.shard_dir(1).exists() && run.shard_dir(2).exists());
+        assert_eq!(std::fs::read(run.dir.join("train.csv")).unwrap(), train_csv);
+        std::fs::remove_dir_all(&run.dir).ok();
+    }
+
+    #[test]
+    fn a_garbage_csv_is_refused_not_replaced() {
+        let run = scratch_run("garbage");
+        let path = run.dir.join("selfplay.csv");
+        std::fs::write(&path, "not a csv of this run\n").unwrap();
+        run.mark(1, Stage::Eval).unwrap();
+        let err = run.execute(&no_agents).unwrap_err();
+        assert!(
+            err.contains("selfplay.csv, line 1") && err.contains("generation"),
+            "{err}"
+        );
+        assert!(!run.shard_dir(2).exists(), "no stage ran");
+        let err = append_rows(&path, vec![SelfPlayRow::default()]).unwrap_err();
+        assert!(err.contains("selfplay.csv, line 1"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "not a csv of this run\n"
+        );
+        std::fs::remove_dir_all(&run.dir).ok();
+    }
+
+    #[test]
+    fn a_non_finite_loss_stops_training_before_anything_is_written() {
+        let run = scratch_run("nanloss");
+        // A checkpoint that loads (finite values, valid checksum) but whose
+        // value head drives a logit to -inf: the value loss is not finite.
+        let trainer = Trainer::new(
+            run.config.net_config().unwrap(),
+            TrainConfig::default(),
+            tch::Device::Cpu,
+            1,
+        );
+        let bias = trainer.net.value_out.bs.as_ref().unwrap();
+        tch::no_grad(|| {
+            bias.shallow_clone()
+                .copy_(&tch::Tensor::from_slice(&[3e38f32, 0.0, -3e38]))
+        });
+        checkpoint::save(&trainer, &run.checkpoint(0), &Default::default()).unwrap();
+        let mut game = Game::start_of(Variant::two_foxes());
+        let mut samples = Vec::new();
+        for _ in 0..6 {
+            let moves = game.position().legal_moves();
+            samples.push(StoredSample {
+                sample: Sample {
+                    position: *game.position(),
+                    repetitions: 1,
+                    policy: vec![1.0 / moves.len() as f32; moves.len()],
+                    wdl: [0.0, 1.0, 0.0],
+                },
+                search_wdl: [0.0, 1.0, 0.0],
+            });
+            game.play_unchecked(moves[0]);
+        }
+        std::fs::create_dir_all(run.shard_dir(1)).unwrap();
+        write_shard(&run.shard_dir(1).join("w00_0000.shard"), &samples, 1, 1).unwrap();
+        run.mark(1, Stage::SelfPlay).unwrap();
+
+        let err = run.execute(&no_agents).unwrap_err();
+        assert!(
+            err.contains("generation 1: training step 1: the value loss is")
+                && err.contains("not marked done"),
+            "{err}"
+        );
+        assert!(!run.checkpoint(1).exists());
+        assert!(!run.dir.join("train.csv").exists());
+        assert_eq!(
+            run.progress().unwrap(),
+            Some(Progress {
+                generation: 1,
+                stage: Stage::SelfPlay
+            })
+        );
+        std::fs::remove_dir_all(&run.dir).ok();
+    }
 }

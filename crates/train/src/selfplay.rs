@@ -118,6 +118,8 @@ fn side_index(s: Side) -> usize {
 /// Everything a worker needs, shared by all workers of a generation.
 pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     pub config: &'a RunConfig,
+    /// Worker threads (the run's `threads`, capped by the caller).
+    pub threads: usize,
     pub variant: Variant,
     pub evaluator: &'a E,
     pub generation: u32,
@@ -127,7 +129,7 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     pub on_game: &'a (dyn Fn(&FinishedGame) + Sync),
 }
 
-/// Plays the generation's games on `threads` workers; writes shards.
+/// Plays the generation's games on `job.threads` workers; writes shards.
 pub fn run_generation<E: Evaluator<Game> + ?Sized>(
     job: &SelfPlayJob<E>,
 ) -> Result<SelfPlayStats, String> {
@@ -136,7 +138,7 @@ pub fn run_generation<E: Evaluator<Game> + ?Sized>(
     let started = Instant::now();
     let next_game = AtomicUsize::new(0);
     let totals = Mutex::new(SelfPlayStats::default());
-    let threads = job.config.run.threads.max(1);
+    let threads = job.threads.max(1);
     let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for worker in 0..threads {

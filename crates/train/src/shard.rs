@@ -125,11 +125,19 @@ pub fn write_shard(
         })
 }
 
+/// Largest shard file read. A record is at most a few hundred bytes and
+/// [`crate::config`] bounds the samples per shard, so real shards stay far
+/// below this; a wrong file (a device, an image) is refused before reading.
+pub const MAX_SHARD_BYTES: u64 = 1 << 30;
+
 pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
-    let bytes = std::fs::read(path).map_err(|source| ShardError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes =
+        halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
+            ShardError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     decode_shard(path, &bytes)
 }
 
@@ -192,6 +200,16 @@ pub fn decode_shard(
         let n = u16::from_le_bytes([r[24], r[25]]) as usize;
         let wdl = [f32_at(26), f32_at(30), f32_at(34)];
         let search_wdl = [f32_at(38), f32_at(42), f32_at(46)];
+        // Searched values are averages of floats: allow rounding, not NaN.
+        let targets_ok = wdl
+            .iter()
+            .chain(&search_wdl)
+            .all(|v| (-1e-4..=1.0 + 1e-4).contains(v));
+        if !targets_ok {
+            return Err(bad_record(format!(
+                "value targets {wdl:?} / {search_wdl:?} are not probabilities in [0, 1]"
+            )));
+        }
         let foxes = Bitboard(u64_at(0));
         let geese = Bitboard(u64_at(8));
         if (foxes | geese).0 & !Bitboard::BOARD.0 != 0 {
@@ -289,5 +307,40 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("magic"));
+        // A value target that is not a probability (NaN would poison training).
+        let mut nan = samples.clone();
+        nan[5].sample.wdl = [f32::NAN, 0.0, 0.0];
+        let err = decode_shard(path, &encode_shard(&nan, 3, 1)).unwrap_err();
+        assert!(
+            matches!(err, ShardError::BadRecord { record: 5, .. })
+                && err.to_string().contains("not probabilities"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn devices_directories_and_oversized_files_are_not_read() {
+        let dir = std::env::temp_dir().join(format!("halatafl-shard-size-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.shard");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_SHARD_BYTES + 1)
+            .unwrap();
+        let err = read_shard(&big).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("more than the {MAX_SHARD_BYTES}")),
+            "{err}"
+        );
+        let mut others = vec![dir.clone()];
+        if Path::new("/dev/zero").exists() {
+            others.push(PathBuf::from("/dev/zero"));
+        }
+        for path in others {
+            let err = read_shard(&path).unwrap_err();
+            assert!(err.to_string().contains("not a regular file"), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

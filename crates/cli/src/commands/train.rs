@@ -17,10 +17,12 @@ pub struct TrainArgs {
     /// Carry on an interrupted run from its directory.
     #[arg(long, value_name = "RUN_DIR")]
     pub resume: Option<PathBuf>,
-    /// With --resume: train to this many generations instead of the run's
-    /// count, e.g. to train a finished run longer. The learning-rate schedule
-    /// is recomputed over the new count (recorded in run.json and the log).
-    #[arg(long, requires = "resume", value_name = "N")]
+    /// Generations to train, overriding `[run] generations`. With --config
+    /// the new run's config.toml records this count; with --resume the run
+    /// goes to this many generations instead of its count, e.g. to train a
+    /// finished run longer (the learning-rate schedule is recomputed over the
+    /// new count, recorded in run.json and the log).
+    #[arg(long, value_name = "N")]
     pub generations: Option<u32>,
 }
 
@@ -41,13 +43,13 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
     let variant = config.variant().map_err(anyhow::Error::msg)?;
     if config.bootstrap.enabled() {
         crate::agents::build_agent(&config.bootstrap.agent, 0, variant)
-            .with_context(|| format!("{}: [bootstrap] agent", path.display()))?;
+            .with_context(|| format!("{}: bootstrap.agent", path.display()))?;
     }
     for spec in &config.eval.opponents {
         // Network opponents load their checkpoint when the evaluation starts.
         if spec != "previous" && !spec.starts_with("net:") {
             crate::agents::build_agent(spec, 0, variant)
-                .with_context(|| format!("{}: [eval] opponents", path.display()))?;
+                .with_context(|| format!("{}: eval.opponents", path.display()))?;
         }
     }
     Ok(())
@@ -76,7 +78,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
             run
         }
         (None, Some(config_path)) => {
-            let config = RunConfig::load(config_path).map_err(anyhow::Error::msg)?;
+            let mut config = RunConfig::load(config_path).map_err(anyhow::Error::msg)?;
+            if let Some(n) = args.generations {
+                config.run.generations = n;
+                config
+                    .validate()
+                    .with_context(|| format!("{}: --generations {n}", config_path.display()))?;
+            }
             check_agent_specs(&config, config_path)?;
             let dir = match &args.run {
                 Some(d) => d.clone(),
@@ -90,9 +98,13 @@ pub fn run(args: TrainArgs) -> Result<()> {
             let command: Vec<String> = std::env::args().collect();
             let run = Run::create(&dir, config, &command.join(" ")).map_err(anyhow::Error::msg)?;
             run.log(&format!(
-                "new run in {} from {}",
+                "new run in {} from {}{}",
                 dir.display(),
-                config_path.display()
+                config_path.display(),
+                match args.generations {
+                    Some(n) => format!(" with --generations {n}"),
+                    None => String::new(),
+                }
             ));
             run
         }
