@@ -13,12 +13,19 @@ pub use random::RandomAgent;
 pub use spec::{AgentSpec, SpecError};
 
 use halatafl_rules::{Game, Move};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+
+/// The longest thinking time per move any agent spec or engine `go` accepts:
+/// one day, in milliseconds. Longer is surely a typo, and a bound keeps the
+/// deadline arithmetic far from overflow.
+pub const MAX_MOVETIME_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Limits for one move. Every field is optional; an agent uses those it
 /// understands and its own defaults for the rest. When several are given the
 /// agent stops at the first one reached.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Budget {
     /// Search depth in plies (alpha-beta).
     pub depth: Option<u32>,
@@ -26,6 +33,46 @@ pub struct Budget {
     pub sims: Option<u32>,
     /// Wall-clock time for this move.
     pub movetime: Option<Duration>,
+    /// Raised by another thread to end the search now (the engine's `stop`):
+    /// searching agents answer with the best move found so far.
+    pub stop: Option<StopSignal>,
+}
+
+impl Budget {
+    /// Whether the budget's stop signal has been raised.
+    pub fn is_stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(StopSignal::is_stopped)
+    }
+}
+
+/// A flag shared between a search and whoever may end it early. Clones share
+/// the flag. Searches read it where they already check their deadline, so a
+/// check costs one relaxed atomic load; nothing else is ordered by it.
+#[derive(Clone, Debug, Default)]
+pub struct StopSignal(Arc<AtomicBool>);
+
+impl StopSignal {
+    /// A signal not yet raised.
+    pub fn new() -> StopSignal {
+        StopSignal::default()
+    }
+
+    /// Asks every search holding this signal (or a clone) to stop.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Two signals are equal when they are the same flag (clones of one signal),
+/// so budgets compare equal only when they would be stopped together.
+impl PartialEq for StopSignal {
+    fn eq(&self, other: &StopSignal) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// An agent's answer: the move and what it thinks of the position.
@@ -73,4 +120,31 @@ pub trait Agent: Send {
     /// A new game starts (forget trees, keep learned weights and tables you
     /// want to keep). `seed` varies tie-breaks and noise between games.
     fn new_game(&mut self, seed: u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_signals_are_shared_by_clones() {
+        let signal = StopSignal::new();
+        let budget = Budget {
+            stop: Some(signal.clone()),
+            ..Budget::default()
+        };
+        assert!(!budget.is_stopped());
+        assert!(!Budget::default().is_stopped());
+        signal.stop();
+        assert!(budget.is_stopped());
+        assert_eq!(budget.clone(), budget);
+        // Another flag is another signal, raised or not.
+        assert_ne!(
+            budget,
+            Budget {
+                stop: Some(StopSignal::new()),
+                ..Budget::default()
+            }
+        );
+    }
 }

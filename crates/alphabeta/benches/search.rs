@@ -23,6 +23,7 @@ fn positions() -> Vec<(&'static str, Game)> {
             &Limits {
                 depth: Some(2),
                 movetime: None,
+                stop: None,
             },
         );
         middle.play_unchecked(r.best);
@@ -45,6 +46,7 @@ fn bench_nodes(c: &mut Criterion) {
         let limits = Limits {
             depth: Some(depth),
             movetime: None,
+            stop: None,
         };
         let mut s = Searcher::new(SearchConfig::default(), 1);
         let nodes = s.search(&game, &limits).nodes;
@@ -66,6 +68,7 @@ fn bench_depth_in_100ms(c: &mut Criterion) {
         let limits = Limits {
             depth: None,
             movetime: Some(Duration::from_millis(100)),
+            stop: None,
         };
         let mut s = Searcher::new(SearchConfig::default(), 1);
         let mut depths = Vec::new();

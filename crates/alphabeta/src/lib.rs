@@ -31,9 +31,14 @@ pub mod tt;
 pub use eval::{evaluate, EvalWeights};
 pub use search::{mate_distance, Limits, SearchConfig, SearchResult, Searcher, MATE};
 
-use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
+use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError, MAX_MOVETIME_MS};
 use halatafl_rules::Game;
 use std::time::Duration;
+
+/// The deepest search a spec or a budget may ask for, in plies. The search
+/// tree stops at [`search::MAX_PLY`] anyway; beyond 100 plies a search
+/// would not end in any useful time.
+pub const MAX_DEPTH: u32 = 100;
 
 /// The alpha-beta agent: a [`Searcher`] plus the limits its spec gave.
 pub struct AlphaBeta {
@@ -64,9 +69,10 @@ impl AlphaBeta {
     }
 
     /// Builds the agent from `alphabeta[:depth=D][,ms=T][,tt=MiB]`: `depth`
-    /// 1..=100 plies, `ms` a time per move in milliseconds (iterative
-    /// deepening until it runs out), `tt` the table size (1..=4096 MiB,
-    /// default 16). With neither depth nor ms the depth is 6.
+    /// 1..=[`MAX_DEPTH`] plies, `ms` a time per move in milliseconds, at most
+    /// [`MAX_MOVETIME_MS`] (iterative deepening until it runs out), `tt` the
+    /// table size (1..=4096 MiB, default 16). With neither depth nor ms the
+    /// depth is 6.
     pub fn from_spec(spec: &AgentSpec, seed: u64) -> Result<AlphaBeta, SpecError> {
         spec.check_keys(Self::OPTIONS)?;
         let bad = |key: &str, why: &str| SpecError::BadValue {
@@ -76,12 +82,18 @@ impl AlphaBeta {
             why: why.to_string(),
         };
         let depth: Option<u32> = spec.get("depth")?;
-        if depth.is_some_and(|d| !(1..=100).contains(&d)) {
-            return Err(bad("depth", "the depth must be from 1 to 100 plies"));
+        if depth.is_some_and(|d| !(1..=MAX_DEPTH).contains(&d)) {
+            return Err(bad(
+                "depth",
+                &format!("the depth must be from 1 to {MAX_DEPTH} plies"),
+            ));
         }
         let ms: Option<u64> = spec.get("ms")?;
-        if ms == Some(0) {
-            return Err(bad("ms", "the time per move must be at least 1 ms"));
+        if ms.is_some_and(|ms| !(1..=MAX_MOVETIME_MS).contains(&ms)) {
+            return Err(bad(
+                "ms",
+                &format!("the time per move must be from 1 to {MAX_MOVETIME_MS} ms (one day)"),
+            ));
         }
         let mut config = SearchConfig::default();
         if let Some(mb) = spec.get::<usize>("tt")? {
@@ -93,6 +105,7 @@ impl AlphaBeta {
         let limits = Limits {
             depth,
             movetime: ms.map(Duration::from_millis),
+            stop: None,
         };
         let mut agent = AlphaBeta::new(config, limits, seed);
         agent.spec = spec.to_string();
@@ -104,11 +117,13 @@ impl AlphaBeta {
         self.searcher.search(game, limits)
     }
 
-    /// The limits for one move: the budget's fields override the spec's.
+    /// The limits for one move: the budget's fields override the spec's;
+    /// the stop signal is the budget's.
     pub fn limits_for(&self, budget: &Budget) -> Limits {
         Limits {
             depth: budget.depth.or(self.limits.depth),
             movetime: budget.movetime.or(self.limits.movetime),
+            stop: budget.stop.clone(),
         }
     }
 

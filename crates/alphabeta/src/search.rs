@@ -24,6 +24,7 @@
 
 use crate::eval::{evaluate, EvalWeights};
 use crate::tt::{Bound, Table, NO_MOVE};
+use halatafl_agent::StopSignal;
 use halatafl_rules::{Game, Move, MoveList, Outcome, Side, FIFTY_MOVE_PLIES};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -67,12 +68,15 @@ impl Default for SearchConfig {
     }
 }
 
-/// When to stop: at `depth` plies, when `movetime` runs out, whichever is
-/// first. With neither, [`SearchConfig::default_depth`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// When to stop: at `depth` plies, when `movetime` runs out or when `stop`
+/// is raised, whichever is first. With neither depth nor time,
+/// [`SearchConfig::default_depth`].
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
     pub depth: Option<u32>,
     pub movetime: Option<Duration>,
+    /// Ends the search early, like a deadline reached now.
+    pub stop: Option<StopSignal>,
 }
 
 /// What a search found.
@@ -146,6 +150,10 @@ pub struct Searcher {
     rng: ChaCha8Rng,
     nodes: u64,
     deadline: Option<Instant>,
+    stop: Option<StopSignal>,
+    /// Whether the deadline and the stop signal may abort the current
+    /// iteration (not the first: depth 1 always completes).
+    interruptible: bool,
     aborted: bool,
     /// Index in the game's position stack of the root position.
     root_index: usize,
@@ -163,6 +171,8 @@ impl Searcher {
             rng: ChaCha8Rng::seed_from_u64(seed),
             nodes: 0,
             deadline: None,
+            stop: None,
+            interruptible: false,
             aborted: false,
             root_index: 0,
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
@@ -185,7 +195,8 @@ impl Searcher {
     /// Searches the current position of `game`, which must not be over.
     ///
     /// Iterative deepening from depth 1; with a time limit the search stops
-    /// when the time is spent (depth 1 always completes) and keeps the best
+    /// when the time is spent, or when the stop signal is raised (depth 1
+    /// always completes, so there is a move to answer) and keeps the best
     /// move of the last iteration, or of the interrupted one if that iteration
     /// already proved a move at least as good as the previous best. Root moves
     /// are shuffled with the seeded generator before the first iteration, so
@@ -200,6 +211,7 @@ impl Searcher {
         }
         .clamp(1, (MAX_PLY - 8) as u32);
         self.deadline = limits.movetime.map(|t| started + t);
+        self.stop = limits.stop.clone();
         self.aborted = false;
         self.nodes = 0;
         for h in &mut self.history {
@@ -227,8 +239,15 @@ impl Searcher {
             pv: vec![root_moves[0]],
         };
         for depth in 1..=max_depth {
-            let interruptible = depth > 1;
-            let found = self.search_root(&mut game, &mut root_moves, depth as i32, interruptible);
+            // Depth 1 always completes. The limits are looked at every 1024
+            // nodes, which a shallow iteration may not reach, so also before
+            // each iteration.
+            self.interruptible = depth > 1;
+            self.check_limits();
+            if self.aborted {
+                break;
+            }
+            let found = self.search_root(&mut game, &mut root_moves, depth as i32);
             if let Some((index, score)) = found {
                 let m = root_moves.remove(index);
                 root_moves.insert(0, m);
@@ -251,6 +270,7 @@ impl Searcher {
             }
         }
         best.nodes = self.nodes;
+        self.stop = None;
         best
     }
 
@@ -261,12 +281,7 @@ impl Searcher {
         game: &mut Game,
         moves: &mut [Move],
         depth: i32,
-        interruptible: bool,
     ) -> Option<(usize, i32)> {
-        let deadline = self.deadline;
-        if !interruptible {
-            self.deadline = None;
-        }
         let mut alpha = -INF;
         let beta = INF;
         let mut best = None;
@@ -295,7 +310,6 @@ impl Searcher {
                 head[0].extend_from_slice(&tail[0]);
             }
         }
-        self.deadline = deadline;
         best
     }
 
@@ -308,12 +322,16 @@ impl Searcher {
         }
     }
 
+    /// Aborts the iteration when it may be interrupted and the deadline has
+    /// passed or the stop signal is raised.
     #[inline]
-    fn check_time(&mut self) {
-        if let Some(deadline) = self.deadline {
-            if Instant::now() >= deadline {
-                self.aborted = true;
-            }
+    fn check_limits(&mut self) {
+        if !self.interruptible {
+            return;
+        }
+        let stopped = self.stop.as_ref().is_some_and(StopSignal::is_stopped);
+        if stopped || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.aborted = true;
         }
     }
 
@@ -357,7 +375,7 @@ impl Searcher {
         self.nodes += 1;
         self.pv[ply].clear();
         if self.nodes & 1023 == 0 {
-            self.check_time();
+            self.check_limits();
         }
         if self.aborted {
             return 0;

@@ -20,6 +20,7 @@ fn alphabeta(depth: u32, seed: u64) -> AlphaBeta {
         Limits {
             depth: Some(depth),
             movetime: None,
+            stop: None,
         },
         seed,
     )

@@ -2,7 +2,7 @@
 //! `halatafl replay`): the search must find the forced wins at their exact
 //! distance and must not walk into a loss in one.
 
-use halatafl_agent::{Agent, AgentSpec, Budget};
+use halatafl_agent::{Agent, AgentSpec, Budget, StopSignal};
 use halatafl_alphabeta::{mate_distance, AlphaBeta, Limits, SearchConfig, Searcher};
 use halatafl_rules::{Game, Position, Side, Variant};
 
@@ -20,6 +20,7 @@ fn search(game: &Game, depth: u32, seed: u64) -> halatafl_alphabeta::SearchResul
         &Limits {
             depth: Some(depth),
             movetime: None,
+            stop: None,
         },
     )
 }
@@ -79,6 +80,7 @@ fn classic_fox_wins_below_four_geese() {
         &Limits {
             depth: Some(3),
             movetime: None,
+            stop: None,
         },
     );
     assert_eq!(r.best.to_string(), "d4xd2");
@@ -154,8 +156,45 @@ fn spec_and_budget() {
         "alphabeta:depth=x",
         "alphabeta:foo=1",
         "alphabeta:tt=0",
+        "alphabeta:depth=101",
+        "alphabeta:ms=86400001",
     ] {
         let spec = AgentSpec::parse(bad, forms).unwrap();
         assert!(AlphaBeta::from_spec(&spec, 0).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn stop_signal_ends_a_deep_search() {
+    let start = Game::start_of(Variant::two_foxes());
+    let spec = AgentSpec::parse("alphabeta:tt=1", "").unwrap();
+    let mut agent = AlphaBeta::from_spec(&spec, 3).unwrap();
+    // Raised before the search: depth 1 still completes, so there is a move.
+    let stop = StopSignal::new();
+    stop.stop();
+    let budget = Budget {
+        depth: Some(100),
+        stop: Some(stop),
+        ..Budget::default()
+    };
+    let d = agent.choose(&start, &budget);
+    assert_eq!(d.info.depth, 1);
+    assert!(start.position().is_legal(d.mv));
+    // Raised from another thread while a 100-ply search runs: it answers soon.
+    let stop = StopSignal::new();
+    let budget = Budget {
+        depth: Some(100),
+        stop: Some(stop.clone()),
+        ..Budget::default()
+    };
+    let started = std::time::Instant::now();
+    let d = std::thread::scope(|scope| {
+        let search = scope.spawn(|| agent.choose(&start, &budget));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        stop.stop();
+        search.join().unwrap()
+    });
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    assert!(d.info.depth >= 1 && d.info.depth < 100, "{:?}", d.info);
+    assert!(start.position().is_legal(d.mv));
 }

@@ -1,10 +1,10 @@
 //! `halatafl`: the workbench's one command.
 
-mod agents;
-mod board_text;
 mod commands;
-mod protocol;
 mod variant_args;
+
+// The library's modules, under the paths the commands use (`crate::agents`).
+use halatafl_cli::{agents, board_text, protocol};
 
 use clap::{Parser, Subcommand};
 

@@ -1,13 +1,20 @@
 //! `halatafl engine` end to end: scripted protocol sessions through the
 //! binary, malformed commands among them (each answers one `error` line and
-//! the engine reads on), and a live session over pipes that shows every
-//! answer is flushed before the next command is sent.
+//! the engine reads on), a line that is not UTF-8, and live sessions over
+//! pipes that show every answer is flushed before the next command is sent
+//! and that `stop` ends a search.
 
 use halatafl_rules::{Game, Position, Variant};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-fn engine(agent: &str, extra: &[&str], script: &str) -> (Vec<String>, String, Option<i32>) {
+fn engine(
+    agent: &str,
+    extra: &[&str],
+    script: impl AsRef<[u8]>,
+) -> (Vec<String>, String, Option<i32>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_halatafl"))
         .args(["engine", "--agent", agent])
         .args(extra)
@@ -20,7 +27,7 @@ fn engine(agent: &str, extra: &[&str], script: &str) -> (Vec<String>, String, Op
         .stdin
         .take()
         .unwrap()
-        .write_all(script.as_bytes())
+        .write_all(script.as_ref())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -255,4 +262,70 @@ fn bad_agent_fails_before_serving() {
     assert_eq!(code, Some(1));
     assert!(out.is_empty());
     assert!(err.contains("bad --agent `alphabeta:depth=zero`"), "{err}");
+}
+
+#[test]
+fn a_line_that_is_not_utf8_answers_one_error() {
+    // printf 'isready\nplay c7-c6\n\xe9t\xe9\nisready\n' | halatafl engine ...
+    let script = b"isready\nplay c7-c6\n\xe9t\xe9\nisready\n";
+    let (out, err, code) = engine("alphabeta:depth=3", &[], script);
+    assert_eq!(code, Some(0), "stderr: {err}");
+    assert_eq!(
+        out,
+        [
+            "readyok",
+            "error line 3 is not valid UTF-8 (byte 1): commands are UTF-8 text",
+            "readyok"
+        ]
+    );
+}
+
+#[test]
+fn stop_ends_a_search_over_pipes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_halatafl"))
+        .args(["engine", "--agent", "alphabeta:depth=3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Lines arrive on a channel, so a hung engine fails the test instead of
+    // hanging it.
+    let (lines, inbox) = mpsc::channel();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            if lines.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut read = |within: Duration| match inbox.recv_timeout(within) {
+        Ok(line) => line,
+        Err(e) => {
+            let _ = child.kill();
+            panic!("no answer within {within:?}: {e}");
+        }
+    };
+    // A 100-ply search runs far longer than this test: only `stop` ends it.
+    writeln!(stdin, "go depth 100").unwrap();
+    writeln!(stdin, "isready").unwrap();
+    assert_eq!(read(Duration::from_secs(10)), "readyok");
+    let stopped = Instant::now();
+    writeln!(stdin, "stop").unwrap();
+    let best = loop {
+        let line = read(Duration::from_secs(5));
+        if let Some(mv) = line.strip_prefix("bestmove ") {
+            break mv.to_string();
+        }
+        assert!(line.starts_with("info "), "{line}");
+    };
+    assert!(stopped.elapsed() < Duration::from_secs(5));
+    let start = Position::start(Variant::two_foxes());
+    assert!(start.parse_move(&best).is_ok(), "{best}");
+    // The engine reads on after the search.
+    writeln!(stdin, "fen").unwrap();
+    assert_eq!(read(Duration::from_secs(10)), format!("fen {start}"));
+    writeln!(stdin, "quit").unwrap();
+    assert!(child.wait().unwrap().success());
 }

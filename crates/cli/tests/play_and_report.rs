@@ -210,6 +210,41 @@ fn play_as_geese_quits_unsaved_and_bad_flags_fail() {
 }
 
 #[test]
+fn play_refuses_a_line_that_is_not_utf8_and_goes_on() {
+    let mut child = Command::new(bin())
+        .args(["play", "--agent", "random", "--as", "foxes", "--seed", "4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"\xe9t\xe9\nc7-c6\nquit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("line 1 is not valid UTF-8 (byte 1)"),
+        "{text}"
+    );
+    // The next line is read as usual: the move, the agent's reply, then quit.
+    assert!(text.contains("agent plays "), "{text}");
+    assert!(
+        text.contains("game not finished, not saved; moves so far: c7-c6 "),
+        "{text}"
+    );
+}
+
+#[test]
 fn report_on_a_small_run() {
     let dir = scratch("report");
     let run_dir = dir.join("run");

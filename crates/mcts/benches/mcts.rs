@@ -35,7 +35,7 @@ impl Evaluator<Game> for Counting {
 
 fn search_once<E: Evaluator<Game>>(config: &MctsConfig, evaluator: &E, sims: u32) -> u32 {
     let mut search = Search::new(Game::start_of(Variant::two_foxes()), config.clone(), 1);
-    search.run(evaluator, sims, None).simulations
+    search.run(evaluator, sims, None, None).simulations
 }
 
 fn bench_search(c: &mut Criterion) {

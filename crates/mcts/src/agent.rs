@@ -98,7 +98,7 @@ impl Agent for MctsAgent {
             .map(|t| Instant::now() + t);
         let evaluator = Arc::clone(&self.evaluator);
         let search = self.search_for(game);
-        let result = search.run(&*evaluator, sims, deadline);
+        let result = search.run(&*evaluator, sims, deadline, budget.stop.as_ref());
         let mv = search
             .choose_move()
             .expect("choose is only called for games that are not over");

@@ -32,7 +32,7 @@ pub use eval::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvalu
 pub use game::{SearchGame, Terminal, TwoFoxesLeaf};
 pub use lockstep::Lockstep;
 pub use search::{Search, SearchResult};
-pub use spec::{from_spec, spec_forms, LeafEval, MctsSpec, MCTS_OPTIONS};
+pub use spec::{from_spec, spec_forms, LeafEval, MctsSpec, MAX_SIMS, MCTS_OPTIONS};
 
 /// Bytes per tree node for a game whose moves are `M` (the move is stored in
 /// the node).

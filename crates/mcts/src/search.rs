@@ -34,6 +34,7 @@ use crate::eval::{Evaluations, Evaluator, LeafBatch, Wdl};
 use crate::game::{SearchGame, Terminal};
 use crate::gumbel::{self, ChildStats, GumbelRoot};
 use crate::tree::{Kind, Proven, Tree, ROOT};
+use halatafl_agent::StopSignal;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
@@ -381,12 +382,15 @@ impl<G: SearchGame> Search<G> {
     }
 
     /// Runs this search alone to the end of its budget (`sims` below the
-    /// root) or until `deadline`, and returns the result.
+    /// root), until `deadline` or until `stop` is raised, and returns the
+    /// result. The deadline and the signal are read after each evaluator
+    /// call, and only once the root is expanded, so there is always a move.
     pub fn run<E: Evaluator<G> + ?Sized>(
         &mut self,
         evaluator: &E,
         sims: u32,
         deadline: Option<Instant>,
+        stop: Option<&StopSignal>,
     ) -> SearchResult<G::Move> {
         self.start_move(sims);
         let mut batch = std::mem::take(&mut self.own_batch);
@@ -403,7 +407,8 @@ impl<G: SearchGame> Search<G> {
                 // budget is spent (see `Lockstep::step`); never spin.
                 break;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) && self.root_ready {
+            let stopped = stop.is_some_and(StopSignal::is_stopped);
+            if (stopped || deadline.is_some_and(|d| Instant::now() >= d)) && self.root_ready {
                 break;
             }
         }

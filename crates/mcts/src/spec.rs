@@ -1,17 +1,22 @@
 //! `mcts:` agent specs: `mcts:sims=N[,key=value...]`.
 
 use crate::config::{MctsConfig, RootMode};
-use halatafl_agent::{AgentSpec, SpecError};
+use halatafl_agent::{AgentSpec, SpecError, MAX_MOVETIME_MS};
+
+/// The most simulations per move a spec or a budget may ask for. The tree
+/// grows with every simulation (a few hundred bytes each), so ten million is
+/// already gigabytes; more would exhaust memory before it finished.
+pub const MAX_SIMS: u32 = 10_000_000;
 
 /// Every option of an `mcts:` spec, with what it sets.
 pub const MCTS_OPTIONS: &[(&str, &str)] = &[
     (
         "sims",
-        "simulations per move (default 800; with `ms`, an upper bound, default 1000000)",
+        "simulations per move, 1 to 10000000 (default 800; with `ms`, an upper bound, default 1000000)",
     ),
     (
         "ms",
-        "thinking time per move in milliseconds (stops at `ms` or `sims`, whichever comes first)",
+        "thinking time per move in milliseconds, at most 86400000 (one day) (stops at `ms` or `sims`, whichever comes first)",
     ),
     (
         "eval",
@@ -86,16 +91,19 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
     };
     let mut c = MctsConfig::default();
     let ms: Option<u64> = spec.get("ms")?;
-    if ms == Some(0) {
-        return Err(bad("ms", "must be at least 1"));
+    if ms.is_some_and(|ms| !(1..=MAX_MOVETIME_MS).contains(&ms)) {
+        return Err(bad(
+            "ms",
+            &format!("must be from 1 to {MAX_MOVETIME_MS} (one day)"),
+        ));
     }
     if ms.is_some() {
         // A time budget: the simulation count only bounds the tree's size.
         c.sims = 1_000_000;
     }
     c.sims = spec.get_or("sims", c.sims)?;
-    if c.sims == 0 {
-        return Err(bad("sims", "must be at least 1"));
+    if !(1..=MAX_SIMS).contains(&c.sims) {
+        return Err(bad("sims", &format!("must be from 1 to {MAX_SIMS}")));
     }
     let positive = |key: &str, default: f32| -> Result<f32, SpecError> {
         let v: f32 = spec.get_or(key, default)?;

@@ -121,7 +121,7 @@ fn all_lines(
         *seed += 1;
         let mut search = Search::new(g.clone(), config.clone(), *seed);
         let evaluator = RolloutEvaluator::new(*seed, 20);
-        search.run(&evaluator, config.sims, None);
+        search.run(&evaluator, config.sims, None, None);
         let mv = search.choose_move().expect("moves exist");
         // PUCT's moves keep the game's minimax value (Gumbel's halving may
         // miss a deep win with uninformative priors; it must still not lose).
@@ -208,7 +208,7 @@ fn solver_proves_small_positions_exactly() {
         }
         let exact = minimax(&mut g.clone());
         let mut search = Search::new(g.clone(), MctsConfig::default(), i as u64);
-        let result = search.run(&UniformEvaluator, 20_000, None);
+        let result = search.run(&UniformEvaluator, 20_000, None, None);
         let expected = [Terminal::Loss, Terminal::Draw, Terminal::Win][(exact + 1) as usize];
         assert_eq!(result.proven, Some(expected), "at {:?}", g.board);
         assert!(
@@ -248,7 +248,7 @@ fn gumbel_keeps_the_value_of_almost_every_position() {
             ..MctsConfig::default()
         };
         let mut search = Search::new(g.clone(), config, i as u64);
-        search.run(&RolloutEvaluator::new(i as u64, 20), 1000, None);
+        search.run(&RolloutEvaluator::new(i as u64, 20), 1000, None, None);
         let mv = search.choose_move().unwrap();
         let mut after = g.clone();
         after.play(mv);

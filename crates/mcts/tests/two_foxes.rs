@@ -1,10 +1,10 @@
 //! Search behaviour on Two Foxes positions: tactics, agreement with minimax,
 //! batching, Gumbel, tree reuse, the agent and its spec.
 
-use halatafl_agent::{Agent, AgentSpec, Budget};
+use halatafl_agent::{Agent, AgentSpec, Budget, StopSignal, MAX_MOVETIME_MS};
 use halatafl_mcts::{
     from_spec, Evaluator, Lockstep, MctsAgent, MctsConfig, RolloutEvaluator, RootMode, Search,
-    SearchGame, Terminal, UniformEvaluator,
+    SearchGame, Terminal, UniformEvaluator, MAX_SIMS, MCTS_OPTIONS,
 };
 use halatafl_rules::{Game, Move, Position, Variant};
 use rand::{Rng, SeedableRng};
@@ -48,7 +48,7 @@ fn configs() -> Vec<(&'static str, MctsConfig)> {
 
 fn best_move<E: Evaluator<Game>>(g: &Game, config: &MctsConfig, eval: &E, seed: u64) -> Move {
     let mut search = Search::new(g.clone(), config.clone(), seed);
-    search.run(eval, config.sims, None);
+    search.run(eval, config.sims, None, None);
     search.choose_move().expect("position has moves")
 }
 
@@ -73,7 +73,7 @@ fn takes_immediate_wins() {
         }
         // The root is solved and the training target is all on the win.
         let mut search = Search::new(g.clone(), MctsConfig::default(), 0);
-        let result = search.run(&UniformEvaluator, 200, None);
+        let result = search.run(&UniformEvaluator, 200, None, None);
         assert_eq!(result.proven, Some(Terminal::Win));
         let i = result
             .moves
@@ -194,9 +194,9 @@ fn most_visited_move_is_the_minimax_move() {
             let gumbel = config.root == RootMode::Gumbel;
             let mut search = Search::new(g.clone(), config.clone(), 3);
             let result = if gumbel {
-                search.run(&RolloutEvaluator::new(3, 300), 2000, None)
+                search.run(&RolloutEvaluator::new(3, 300), 2000, None, None)
             } else {
-                search.run(&UniformEvaluator, 800, None)
+                search.run(&UniformEvaluator, 800, None, None)
             };
             let mv = search.choose_move().unwrap();
             assert_eq!(
@@ -258,7 +258,7 @@ fn lockstep_matches_independent_searches() {
             assert!((result.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
             // Identical trees and seeds give identical results to a lone search.
             let mut alone = Search::new(s.game().clone(), config.clone(), i as u64);
-            let _ = alone.run(&UniformEvaluator, 200, None);
+            let _ = alone.run(&UniformEvaluator, 200, None, None);
             if ply == 0 {
                 assert_eq!(alone.result().visits, result.visits);
             }
@@ -272,7 +272,7 @@ fn lockstep_matches_independent_searches() {
 fn tree_reuse_keeps_the_subtree() {
     let start = Game::start_of(Variant::two_foxes());
     let mut search = Search::new(start, MctsConfig::default(), 1);
-    let result = search.run(&UniformEvaluator, 2000, None);
+    let result = search.run(&UniformEvaluator, 2000, None, None);
     let mv = search.choose_move().unwrap();
     let i = result.moves.iter().position(|&m| m == mv).unwrap();
     let child_visits = result.visits[i];
@@ -282,7 +282,7 @@ fn tree_reuse_keeps_the_subtree() {
     let total: u32 = after.visits.iter().sum();
     // The child's visits are its own expansion plus its children's.
     assert_eq!(total + 1, child_visits);
-    let result = search.run(&UniformEvaluator, 500, None);
+    let result = search.run(&UniformEvaluator, 500, None, None);
     assert_eq!(result.simulations, 500);
     assert_eq!(result.visits.iter().sum::<u32>(), total + 500);
     assert_eq!(search.game().ply(), 1);
@@ -298,7 +298,7 @@ fn gumbel_policy_target_and_few_simulations() {
             ..MctsConfig::default()
         };
         let mut search = Search::new(g.clone(), config, sims as u64);
-        let result = search.run(&RolloutEvaluator::new(1, 300), sims, None);
+        let result = search.run(&RolloutEvaluator::new(1, 300), sims, None, None);
         assert!(result.simulations <= sims && result.simulations >= sims.min(6) / 2);
         assert!((result.policy.iter().sum::<f32>() - 1.0).abs() < 1e-4);
         assert!(
@@ -320,7 +320,7 @@ fn repetition_draws_are_seen_in_the_tree() {
         g.play_str(m).unwrap();
     }
     let mut s = Search::new(g.clone(), MctsConfig::default(), 0);
-    let result = s.run(&RolloutEvaluator::new(0, 300), 300, None);
+    let result = s.run(&RolloutEvaluator::new(0, 300), 300, None, None);
     let i = result
         .moves
         .iter()
@@ -386,6 +386,24 @@ fn spec_options_are_validated() {
         "{err}"
     );
     assert!(parse("mcts:sims=0").is_err());
+    assert_eq!(
+        parse(&format!("mcts:sims={MAX_SIMS}")).unwrap().config.sims,
+        MAX_SIMS
+    );
+    let err = parse(&format!("mcts:sims={}", MAX_SIMS + 1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("from 1 to {MAX_SIMS}")), "{err}");
+    assert!(parse("mcts:ms=86400000").is_ok());
+    let err = parse("mcts:ms=86400001").unwrap_err().to_string();
+    assert!(err.contains("from 1 to 86400000"), "{err}");
+    // The option help states the same bounds.
+    let help: String = MCTS_OPTIONS
+        .iter()
+        .map(|(k, v)| format!("{k} {v}\n"))
+        .collect();
+    assert!(help.contains(&format!("1 to {MAX_SIMS}")), "{help}");
+    assert!(help.contains(&MAX_MOVETIME_MS.to_string()), "{help}");
     assert!(parse("mcts:cpuct=-1").is_err());
     assert!(parse("mcts:eps=2").is_err());
     assert!(parse("mcts:eval=network").is_err());
@@ -424,4 +442,36 @@ fn a_time_budget_in_the_spec_replaces_the_simulation_count() {
         let err = MctsAgent::from_spec(&spec, 1).err().expect(bad).to_string();
         assert!(err.contains("ms") || err.contains("sims"), "{bad}: {err}");
     }
+}
+
+#[test]
+fn stop_signal_ends_a_long_search() {
+    let spec = AgentSpec::parse("mcts:eval=uniform", "").unwrap();
+    let mut agent = MctsAgent::from_spec(&spec, 3).unwrap();
+    let g = Game::start_of(Variant::default());
+    let stop = StopSignal::new();
+    let budget = Budget {
+        sims: Some(MAX_SIMS),
+        stop: Some(stop.clone()),
+        ..Budget::default()
+    };
+    let started = std::time::Instant::now();
+    let d = std::thread::scope(|scope| {
+        let search = scope.spawn(|| agent.choose(&g, &budget));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        stop.stop();
+        search.join().unwrap()
+    });
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+    assert!(
+        d.info.nodes > 0 && d.info.nodes < MAX_SIMS as u64,
+        "{}",
+        d.info.nodes
+    );
+    assert!(g.position().is_legal(d.mv));
+    // Raised before the search: the root is still expanded, so a legal move.
+    let mut agent = MctsAgent::from_spec(&spec, 3).unwrap();
+    let d = agent.choose(&g, &budget);
+    assert!(d.info.nodes <= 1, "{}", d.info.nodes);
+    assert!(g.position().is_legal(d.mv));
 }

@@ -176,6 +176,8 @@ impl std::str::FromStr for Variant {
 
     /// Parses the [`Display`](fmt::Display) form: a variant name followed by
     /// options `corner-links`, `sideways`, `geese=N` (words or commas between).
+    /// Each option may appear once: a repeated one is refused rather than
+    /// letting the last win, as the command-line flags allow each once too.
     fn from_str(text: &str) -> Result<Variant, String> {
         let mut words = text
             .split(|c: char| c.is_whitespace() || c == ',')
@@ -192,7 +194,16 @@ impl std::str::FromStr for Variant {
                 ))
             }
         };
+        let mut seen: Vec<&str> = Vec::new();
         for word in words {
+            let key = word.split_once('=').map_or(word, |(key, _)| key);
+            if seen.contains(&key) {
+                return Err(format!(
+                    "option `{key}` given twice in `{}`: give each option once",
+                    text.trim()
+                ));
+            }
+            seen.push(key);
             match word {
                 "corner-links" => variant.corner_links = true,
                 "sideways" if variant.is_classic() => variant.sideways = true,
@@ -236,5 +247,24 @@ mod tests {
         let v = Variant::two_foxes().with_corner_links(true);
         assert_eq!(v.to_string().parse::<Variant>().unwrap(), v);
         assert!("two-foxes sideways".parse::<Variant>().is_err());
+    }
+
+    #[test]
+    fn repeated_options_are_refused() {
+        for (text, key) in [
+            ("classic geese=15 geese=17", "geese"),
+            ("classic,sideways,geese=15,sideways", "sideways"),
+            ("two-foxes corner-links corner-links", "corner-links"),
+        ] {
+            let err = text.parse::<Variant>().unwrap_err();
+            assert!(
+                err.starts_with(&format!("option `{key}` given twice in `{text}`")),
+                "{text}: {err}"
+            );
+        }
+        assert_eq!(
+            "classic geese=15 sideways corner-links".parse::<Variant>(),
+            Ok(Variant::classic(15, true).unwrap().with_corner_links(true))
+        );
     }
 }

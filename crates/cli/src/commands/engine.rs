@@ -6,8 +6,8 @@ use clap::Args;
 
 /// Serve the engine protocol (UCI/GTP-like) on standard input and output, for
 /// tournament managers, GUIs and test harnesses. Commands: variant, position,
-/// play, undo, newgame, go, isready, d/show, fen, moves, result, id, help,
-/// quit; see the README's "Engine protocol" section.
+/// play, undo, newgame, go, stop, isready, d/show, fen, moves, result, id,
+/// help, quit; see the README's "Engine protocol" section.
 #[derive(Args, Debug)]
 #[command(after_help = AGENT_FORMS)]
 pub struct EngineArgs {
@@ -30,8 +30,9 @@ pub fn run(args: EngineArgs) -> Result<()> {
     let mut engine = Engine::new(&args.agent, args.seed, variant, &factory)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("bad --agent `{}`", args.agent))?;
-    let stdin = std::io::stdin();
+    // `serve` reads on a thread of its own, which needs an owned reader.
+    let stdin = std::io::BufReader::new(std::io::stdin());
     let stdout = std::io::stdout();
-    serve(stdin.lock(), stdout.lock(), &mut engine).context("engine input/output")?;
+    serve(stdin, stdout.lock(), &mut engine).context("engine input/output")?;
     Ok(())
 }

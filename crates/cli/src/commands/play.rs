@@ -1,5 +1,6 @@
 use crate::agents::{build_agent, AGENT_FORMS};
 use crate::board_text::draw_board;
+use crate::protocol::InputLines;
 use crate::variant_args::PositionArgs;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -94,9 +95,10 @@ fn describe(decision: &halatafl_agent::Decision, side: Side) -> String {
 /// Plays one game: the person (`human`) types moves on `input`, `agent`
 /// answers; everything is shown on `output`. With `echo`, each line read is
 /// written after its prompt, so a transcript of piped input reads like a
-/// terminal session.
+/// terminal session. A line that is not UTF-8 is answered like a malformed
+/// move, and the game goes on.
 pub fn play_session(
-    mut input: impl BufRead,
+    input: impl BufRead,
     mut output: impl Write,
     agent: &mut dyn Agent,
     human: Side,
@@ -104,6 +106,7 @@ pub fn play_session(
     seed: u64,
     echo: bool,
 ) -> Result<SessionEnd> {
+    let mut lines = InputLines::new(input);
     let mut game = Game::new(start);
     let mut seconds = [0.0f64; 2];
     let budget = Budget::default();
@@ -177,17 +180,23 @@ pub fn play_session(
         }
         write!(out, "your move ({side})> ")?;
         out.flush()?;
-        let mut line = String::new();
-        if input.read_line(&mut line)? == 0 {
+        let Some(line) = lines.next() else {
             writeln!(out, "\nend of input")?;
             return Ok(SessionEnd::Stopped(game));
-        }
+        };
+        let line = line?;
         seconds[side as usize] += started.elapsed().as_secs_f64();
-        let text = line.trim();
         if echo {
-            writeln!(out, "{text}")?;
+            writeln!(out, "{}", String::from_utf8_lossy(&line.bytes).trim())?;
         }
         show_board = false;
+        let text = match line.text() {
+            Ok(text) => text.trim(),
+            Err(why) => {
+                writeln!(out, "{why}; type `help` for commands")?;
+                continue;
+            }
+        };
         match text {
             "" => {}
             "quit" | "exit" => return Ok(SessionEnd::Stopped(game)),
@@ -346,11 +355,15 @@ mod tests {
     use halatafl_rules::Variant;
 
     fn run_script(spec: &str, human: Side, script: &str) -> (SessionEnd, String) {
+        run_bytes(spec, human, script.as_bytes())
+    }
+
+    fn run_bytes(spec: &str, human: Side, script: &[u8]) -> (SessionEnd, String) {
         let variant = Variant::two_foxes();
         let mut agent = build_agent(spec, 3, variant).unwrap();
         let mut out = Vec::new();
         let end = play_session(
-            script.as_bytes(),
+            script,
             &mut out,
             agent.as_mut(),
             human,
@@ -402,6 +415,22 @@ mod tests {
         assert!(text.contains("end of input"));
         match end {
             SessionEnd::Stopped(game) => assert_eq!(game.ply(), 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_refused_and_the_game_goes_on() {
+        let (end, text) = run_bytes("random", Side::Foxes, b"\xe9t\xe9\r\nc7-c6\n");
+        assert!(
+            text.contains(
+                "your move (foxes)> \u{fffd}t\u{fffd}\nline 1 is not valid UTF-8 (byte 1)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("agent plays "), "{text}");
+        match end {
+            SessionEnd::Stopped(game) => assert_eq!(game.ply(), 2),
             other => panic!("{other:?}"),
         }
     }
