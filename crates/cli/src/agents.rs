@@ -12,12 +12,13 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           table of MiB (default 16)
                                           e.g. alphabeta:depth=6, alphabeta:ms=200
   mcts[:sims=N][,key=value...]            Monte Carlo tree search, N simulations per move
-                                          (default 800) with random playouts; keys: eval
+                                          (1-10000000, default 800) with random playouts;
+                                          ms=T searches T ms per move; keys: eval
                                           (rollout|uniform), rollout_plies, cpuct, cbase,
                                           fpu, batch, vloss, gumbel=true, m, cvisit, cscale,
                                           noise, alpha, eps, temp, temp_plies, reuse
                                           e.g. mcts:sims=2000, mcts:sims=200,gumbel=true
-  net:ckpt=PATH[,sims=N][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
+  net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
                                           a trained network: MCTS with N simulations
                                           guided by it, or its raw policy with sims=0";
 

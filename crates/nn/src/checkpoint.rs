@@ -316,7 +316,17 @@ pub fn load(
     device: Device,
 ) -> Result<(Trainer, CheckpointInfo), CheckpointError> {
     let bytes = read(path)?;
-    let info = parse_info(path, &bytes)?;
+    load_bytes(path, &bytes, expected, device)
+}
+
+/// [`load`] from a checkpoint's bytes; `path` only names them in errors.
+pub fn load_bytes(
+    path: &Path,
+    bytes: &[u8],
+    expected: Option<NetConfig>,
+    device: Device,
+) -> Result<(Trainer, CheckpointInfo), CheckpointError> {
+    let info = parse_info(path, bytes)?;
     let mismatch = |why: String| CheckpointError::Mismatch {
         path: path.to_path_buf(),
         why,
@@ -329,7 +339,7 @@ pub fn load(
             )));
         }
     }
-    let tensors = SafeTensors::deserialize(&bytes).map_err(|e| CheckpointError::Corrupt {
+    let tensors = SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::Corrupt {
         path: path.to_path_buf(),
         why: e.to_string(),
     })?;
