@@ -64,12 +64,21 @@ const NO_ARGUMENTS: &[&str] = &[
 pub struct InputLine {
     /// Counted from 1, every line (blank and comment lines too).
     pub number: u64,
+    /// At most [`MAX_LINE_BYTES`] of them.
     pub bytes: Vec<u8>,
+    /// The line was longer than [`MAX_LINE_BYTES`]: an error, whatever it says.
+    pub too_long: bool,
 }
 
 impl InputLine {
     /// The line as text, or an error message naming the line and the byte.
     pub fn text(&self) -> Result<&str, String> {
+        if self.too_long {
+            return Err(format!(
+                "line {} is longer than {MAX_LINE_BYTES} bytes: no command is that long",
+                self.number
+            ));
+        }
         std::str::from_utf8(&self.bytes).map_err(|e| {
             format!(
                 "line {} is not valid UTF-8 (byte {}): commands are UTF-8 text",
@@ -105,26 +114,61 @@ impl<R: BufRead> Iterator for InputLines<R> {
         if self.failed {
             return None;
         }
-        let mut bytes = Vec::new();
-        match self.input.read_until(b'\n', &mut bytes) {
-            Ok(0) => None,
-            Ok(_) => {
-                if bytes.last() == Some(&b'\n') {
+        match read_bounded_line(&mut self.input) {
+            Ok(None) => None,
+            Ok(Some((mut bytes, too_long))) => {
+                if bytes.last() == Some(&b'\r') {
                     bytes.pop();
-                    if bytes.last() == Some(&b'\r') {
-                        bytes.pop();
-                    }
                 }
                 self.number += 1;
                 Some(Ok(InputLine {
                     number: self.number,
                     bytes,
+                    too_long,
                 }))
             }
             Err(e) => {
                 self.failed = true;
                 Some(Err(e))
             }
+        }
+    }
+}
+
+/// The longest line kept, in bytes: far more than any command needs (a
+/// `position ... moves` line of a 300-ply game is about 2 KB), and a bound
+/// on memory when the input is not line-shaped at all (`< /dev/zero`).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// One line without its `\n`, at most [`MAX_LINE_BYTES`] of it kept (the
+/// rest is read and dropped) and whether it was longer; `None` at the end.
+fn read_bounded_line(input: &mut impl BufRead) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    let mut bytes = Vec::new();
+    let mut too_long = false;
+    let mut read_any = false;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buffer.is_empty() {
+            return Ok(read_any.then_some((bytes, too_long)));
+        }
+        read_any = true;
+        let (chunk, found) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buffer[..i], Some(i + 1)),
+            None => (buffer, None),
+        };
+        let room = MAX_LINE_BYTES - bytes.len();
+        if chunk.len() > room {
+            too_long = true;
+        }
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = found.unwrap_or(buffer.len());
+        input.consume(used);
+        if found.is_some() {
+            return Ok(Some((bytes, too_long)));
         }
     }
 }
@@ -895,6 +939,39 @@ mod tests {
         let mut engine = Engine::new("random", 1, Variant::two_foxes(), &factory).unwrap();
         assert_eq!(run_script(&mut engine, script), expected);
         assert_eq!(served("random", script), expected);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_answers_one_error() {
+        // Two over-long lines (one without a line end, as `< /dev/zero`
+        // gives) are read in bounded memory, each answers one error.
+        let mut script = b"isready\n".to_vec();
+        script.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
+        script.extend_from_slice(b"\r\nisready\n");
+        script.extend(std::iter::repeat_n(b'\0', 3 * MAX_LINE_BYTES));
+        let mut engine = Engine::new("random", 1, Variant::two_foxes(), &factory).unwrap();
+        let out = run_script(&mut engine, &script);
+        let long = |n| {
+            format!("error line {n} is longer than {MAX_LINE_BYTES} bytes: no command is that long")
+        };
+        assert_eq!(
+            out,
+            [
+                "readyok".to_string(),
+                long(2),
+                "readyok".to_string(),
+                long(4)
+            ]
+        );
+        // A line of exactly the bound is an ordinary (unknown) command.
+        let mut exact = vec![b'y'; MAX_LINE_BYTES];
+        exact.push(b'\n');
+        let out = run_script(&mut engine, &exact);
+        assert!(
+            out.len() == 1 && out[0].starts_with("error unknown command"),
+            "{}",
+            &out[0][..60]
+        );
     }
 
     #[test]
