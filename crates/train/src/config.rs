@@ -350,8 +350,9 @@ pub use halatafl_arena::MAX_THREADS;
 pub const MAX_GENERATIONS: u32 = 100_000;
 /// Most training steps of one stage (and of warm-up, and between log rows).
 pub const MAX_STEPS: u64 = 100_000_000;
-/// Most games of one stage (expert games, self-play games, games per opponent).
-pub const MAX_GAMES: usize = 10_000_000;
+/// Most games of one stage (expert games, self-play games, games per
+/// opponent): the arena's bound on a match.
+pub use halatafl_arena::MAX_GAMES;
 /// Most simulations of one search.
 pub const MAX_SIMULATIONS: u32 = 1_000_000;
 /// Most leaves gathered from one tree per network call (the MCTS `batch=` limit).
