@@ -11,6 +11,7 @@
 //! agents, whatever the thread count.
 
 pub mod csvlog;
+pub mod ladder;
 pub mod ratings;
 pub mod stats;
 mod summary;
@@ -18,6 +19,7 @@ mod summary;
 pub use csvlog::{
     append_csv_atomic, read_game_rows, write_csv_atomic, write_target, GameRow, ThinkingTime,
 };
+pub use ladder::{run_ladder, Ladder};
 pub use ratings::{fit_ratings, Rating};
 pub use summary::{MatchSummary, SideRecords, INTERVALS};
 

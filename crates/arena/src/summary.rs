@@ -29,7 +29,8 @@ pub struct MatchSummary {
     pub agents: [SideRecords; 2],
 }
 
-fn result_for(row: &GameRow, side: Side) -> i32 {
+/// The result for whoever played `side`: +1 win, 0 draw, -1 loss.
+pub(crate) fn result_for(row: &GameRow, side: Side) -> i32 {
     match row.result.as_str() {
         "draw" => 0,
         w if w == side.name() => 1,

@@ -1,6 +1,7 @@
 //! One file per subcommand.
 pub mod bench_net;
 pub mod engine;
+pub mod ladder;
 pub mod match_cmd;
 pub mod moves;
 pub mod perft;
