@@ -58,15 +58,12 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
 pub fn run(args: TrainArgs) -> Result<()> {
     let run = match (&args.resume, &args.config) {
         (Some(dir), _) => {
-            let mut run = Run::open(dir)
-                .map_err(anyhow::Error::msg)
-                .context("cannot resume")?;
+            let mut run = Run::open(dir).context("cannot resume")?;
             if let Some(n) = args.generations {
                 let command: Vec<String> = std::env::args().collect();
-                run.set_generations(n, &command.join(" "))
-                    .map_err(anyhow::Error::msg)?;
+                run.set_generations(n, &command.join(" "))?;
             }
-            match run.progress().map_err(anyhow::Error::msg)? {
+            match run.progress()? {
                 Some(p) => run.log(&format!(
                     "resuming {} after generation {} stage {:?}",
                     dir.display(),
@@ -96,7 +93,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
                 ),
             };
             let command: Vec<String> = std::env::args().collect();
-            let run = Run::create(&dir, config, &command.join(" ")).map_err(anyhow::Error::msg)?;
+            let run = Run::create(&dir, config, &command.join(" "))?;
             run.log(&format!(
                 "new run in {} from {}{}",
                 dir.display(),
@@ -112,8 +109,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
     };
     let variant = run.config.variant().map_err(anyhow::Error::msg)?;
     let factory = move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant);
-    run.execute(&factory).map_err(anyhow::Error::msg)?;
-    println!("{}", run.final_report().map_err(anyhow::Error::msg)?);
+    run.execute(&factory)?;
+    println!("{}", run.final_report()?);
     println!("run: {}", run.dir.display());
     Ok(())
 }
