@@ -1,13 +1,23 @@
 //! Evaluation: a checkpoint against the configured opponents, as arena
 //! games that become eval.csv rows. In turn ([`Run::eval_stage`]) for
-//! `halatafl train`.
+//! `halatafl train`, or as the asynchronous evaluator
+//! ([`Run::run_evaluator`], `halatafl evaluate --run DIR`).
+//!
+//! The evaluator evaluates every published checkpoint that is due (each
+//! `eval.every`-th and the last) and has no rows in eval.csv yet, oldest
+//! first, with the same games and seeds as `halatafl train`. A generation's
+//! rows are written in one atomic replace after its last game, so a killed
+//! evaluator leaves no partial generation, and a restarted one plays the
+//! missing generations again. It exits once `finished.json` exists and every
+//! due checkpoint is evaluated. Only the evaluator writes eval.csv.
 
 use crate::error::TrainError;
-use crate::rows::{append_rows, read_csv_rows, EvalRow};
+use crate::rows::{append_rows, read_csv_rows, replace_generation_rows, EvalRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use halatafl_agent::{Agent, AgentSpec, SpecError};
 use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary};
 use halatafl_nn::NetRegistry;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 impl Run {
@@ -135,5 +145,45 @@ impl Run {
             ));
         }
         Ok(out)
+    }
+
+    /// `halatafl evaluate --run DIR`: see the module doc.
+    pub fn run_evaluator(&self, base_factory: &BaseFactory) -> Result<(), TrainError> {
+        self.require_async()?;
+        let _lock = self.exclusive("evaluator", "an evaluator")?;
+        halatafl_nn::set_threads(self.config.run.torch_threads);
+        let path = self.dir.join("eval.csv");
+        // Generations evaluated by this process, also those with no rows
+        // (no opponent applies), so they are not played again and again.
+        let mut done: BTreeSet<u32> = BTreeSet::new();
+        loop {
+            // Read before the checkpoints: the learner writes the marker
+            // after the last checkpoint, so none is missed.
+            let finished = self.is_finished();
+            done.extend(
+                read_csv_rows::<EvalRow>(&path)?
+                    .iter()
+                    .map(|r| r.generation),
+            );
+            let newest = self.newest_checkpoint()?.unwrap_or(0);
+            let due: Vec<u32> = (1..=newest)
+                .filter(|&g| {
+                    self.evaluation_due(g) && !done.contains(&g) && self.checkpoint(g).exists()
+                })
+                .collect();
+            if due.is_empty() {
+                if finished {
+                    self.log("evaluator: every due checkpoint is evaluated; stopping");
+                    return Ok(());
+                }
+                self.poll_pause();
+                continue;
+            }
+            for g in due {
+                let (rows, _) = self.evaluate_generation(g, base_factory)?;
+                replace_generation_rows(&path, g, rows)?;
+                done.insert(g);
+            }
+        }
     }
 }

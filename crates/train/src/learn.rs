@@ -1,16 +1,38 @@
 //! Training: checkpoint g from checkpoint g-1 on the replay window (the
 //! shards of generations g-W+1 ..= g, W = `replay.window_generations`, plus a
 //! share of the expert's samples in the first generations). In turn
-//! ([`Run::train_stage`]) for `halatafl train`.
+//! ([`Run::train_stage`]) for `halatafl train`, or as the asynchronous
+//! learner ([`Run::run_learner`], `halatafl learn --run DIR`).
+//!
+//! The learner trains checkpoints from the newest one it finds up to
+//! `run.generations`, each with `train.steps_per_generation` steps on the
+//! replay window as it is when it starts (the same sampling, seeds and
+//! trainer as `halatafl train`). Before checkpoint g it waits (sleeping
+//! `async.poll_seconds` between looks) until the self-play shards of
+//! generations 1 on hold `g x steps x batch_size / async.train_ratio`
+//! samples and the window holds some ([`learner_may_train`]): training never
+//! runs more than `train_ratio` samples ahead of self-play.
+//!
+//! Publishing checkpoint g is exact under `kill -9`: the learner writes its
+//! train.csv rows and generation g's selfplay.csv row to
+//! `learner-pending.json`, then the checkpoint (the commit point), then
+//! replaces generation g's rows in the CSVs and removes the pending file. A
+//! learner that starts finds the pending file: with its checkpoint present it
+//! writes the rows again (replacing, so never twice), without it it drops
+//! them and trains g again. Only the learner writes selfplay.csv and
+//! train.csv. After the last generation it writes `finished.json`.
 
 use crate::error::{at, TrainError};
-use crate::rows::{append_rows, TrainRow};
-use crate::run::{bar, Run, Stage};
-use crate::shard::read_shard;
+use crate::rows::{append_rows, replace_generation_rows, SelfPlayRow, TrainRow};
+use crate::run::{bar, chrono_like_now, Run, Stage, FINISHED_MARKER};
+use crate::shard::{read_shard, read_shard_header};
 use halatafl_nn::checkpoint;
+use halatafl_nn::checkpoint::write_atomically;
 use halatafl_nn::{Batch, Sample, Trainer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -233,5 +255,202 @@ impl Run {
             self.log(&line);
         }
         Ok(())
+    }
+}
+
+/// What the learner writes before a checkpoint and finishes after it.
+pub const PENDING_FILE: &str = "learner-pending.json";
+
+/// The rows of a checkpoint being published (see the module doc).
+#[derive(Serialize, Deserialize)]
+struct PendingPublication {
+    generation: u32,
+    train_rows: Vec<TrainRow>,
+    selfplay_row: Option<SelfPlayRow>,
+}
+
+/// Self-play samples (generations 1 on) that must exist before checkpoint
+/// `generation` is trained: training samples of generations 1..=generation
+/// over the ratio, rounded up.
+pub fn samples_needed(generation: u32, steps: u64, batch_size: usize, train_ratio: f64) -> u64 {
+    let trained = generation as f64 * steps as f64 * batch_size as f64;
+    (trained / train_ratio).ceil() as u64
+}
+
+/// The learner's waiting rule: it trains checkpoint `generation` once the
+/// self-play shards hold the samples [`samples_needed`] asks for and its
+/// replay window is not empty; otherwise it waits for self-play.
+pub fn learner_may_train(
+    generation: u32,
+    selfplay_samples: u64,
+    window_samples: u64,
+    steps: u64,
+    batch_size: usize,
+    train_ratio: f64,
+) -> bool {
+    window_samples > 0
+        && selfplay_samples >= samples_needed(generation, steps, batch_size, train_ratio)
+}
+
+/// Sample counts of the self-play shards, read from their headers once each
+/// (a shard never changes after its rename).
+#[derive(Default)]
+struct SampleCounts {
+    /// Shard file -> (generation, samples).
+    seen: BTreeMap<PathBuf, (u32, u64)>,
+}
+
+impl SampleCounts {
+    /// Samples per generation (1 on) of the shards present now.
+    fn refresh(&mut self, run: &Run) -> Result<BTreeMap<u32, u64>, TrainError> {
+        let shards = run.dir.join("shards");
+        let mut generations: Vec<u32> = std::fs::read_dir(&shards)
+            .map_err(at(&shards))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_prefix("gen_")?.parse::<u32>().ok()
+            })
+            .filter(|&g| g >= 1)
+            .collect();
+        generations.sort();
+        for g in generations {
+            for path in run.shard_files(g)? {
+                if !self.seen.contains_key(&path) {
+                    let count = read_shard_header(&path)?.count as u64;
+                    self.seen.insert(path, (g, count));
+                }
+            }
+        }
+        let mut per_generation = BTreeMap::new();
+        for &(g, count) in self.seen.values() {
+            *per_generation.entry(g).or_insert(0) += count;
+        }
+        Ok(per_generation)
+    }
+}
+
+impl Run {
+    /// `halatafl learn --run DIR`: see the module doc.
+    pub fn run_learner(&self) -> Result<(), TrainError> {
+        self.require_async()?;
+        let _lock = self.exclusive("learner", "a learner")?;
+        halatafl_nn::set_threads(self.config.run.torch_threads);
+        self.finish_publication()?;
+        let cfg = &self.config;
+        let last = cfg.run.generations;
+        let steps = cfg.train.steps_per_generation;
+        let batch = cfg.train.batch_size;
+        let ratio = cfg.asynchronous.train_ratio;
+        let mut counts = SampleCounts::default();
+        loop {
+            let published = self.newest_checkpoint()?.ok_or_else(|| {
+                TrainError::Refused(format!("{}: no checkpoint", self.dir.display()))
+            })?;
+            if published >= last {
+                break;
+            }
+            let generation = published + 1;
+            let first = generation
+                .saturating_sub(cfg.replay.window_generations - 1)
+                .max(1);
+            let mut waited = false;
+            loop {
+                let per_generation = counts.refresh(self)?;
+                let total: u64 = per_generation.values().sum();
+                let window: u64 = per_generation
+                    .range(first..=generation)
+                    .map(|(_, n)| n)
+                    .sum();
+                if learner_may_train(generation, total, window, steps, batch, ratio) {
+                    break;
+                }
+                if !waited {
+                    self.log(&format!(
+                        "learner: waiting for self-play before generation {generation}: {total} of {} samples, {window} in the window",
+                        samples_needed(generation, steps, batch, ratio)
+                    ));
+                    waited = true;
+                }
+                self.poll_pause();
+            }
+            let trained = self.train_generation(generation)?;
+            self.publish(generation, trained)?;
+        }
+        if !self.is_finished() {
+            let path = self.dir.join(FINISHED_MARKER);
+            let info = serde_json::json!({ "generation": last, "at": chrono_like_now() });
+            write_atomically(&path, info.to_string().as_bytes()).map_err(at(&path))?;
+            self.log(&format!(
+                "learner: generation {last} published; the run is finished"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Publishes checkpoint `generation` (see the module doc).
+    fn publish(&self, generation: u32, trained: TrainedGeneration) -> Result<(), TrainError> {
+        let pending = PendingPublication {
+            generation,
+            train_rows: trained.rows,
+            selfplay_row: self.selfplay_row_from_shards(generation)?,
+        };
+        let path = self.dir.join(PENDING_FILE);
+        let text = serde_json::to_string(&pending).expect("rows serialise");
+        write_atomically(&path, text.as_bytes()).map_err(at(&path))?;
+        self.save_checkpoint(&trained.trainer, generation)?;
+        self.finish_publication()?;
+        if let Some(line) = trained.log_line {
+            self.log(&line);
+        }
+        Ok(())
+    }
+
+    /// Finishes (or, without its checkpoint, drops) a pending publication.
+    fn finish_publication(&self) -> Result<(), TrainError> {
+        let path = self.dir.join(PENDING_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(TrainError::io(&path, e)),
+        };
+        let pending: PendingPublication =
+            serde_json::from_str(&text).map_err(|e| TrainError::BadFile {
+                path: path.clone(),
+                why: format!("not the learner's pending rows: {e}"),
+            })?;
+        let g = pending.generation;
+        if self.checkpoint(g).exists() {
+            replace_generation_rows(&self.dir.join("train.csv"), g, pending.train_rows)?;
+            if let Some(row) = pending.selfplay_row {
+                replace_generation_rows(&self.dir.join("selfplay.csv"), g, vec![row])?;
+            }
+        } else {
+            self.log(&format!(
+                "learner: generation {g} was not published before the learner stopped; training it again"
+            ));
+        }
+        std::fs::remove_file(&path).map_err(at(&path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_learner_waits_until_self_play_keeps_up_with_the_ratio() {
+        // 10 steps of 32 per generation at ratio 4: 80 new samples per generation.
+        assert_eq!(samples_needed(1, 10, 32, 4.0), 80);
+        assert_eq!(samples_needed(3, 10, 32, 4.0), 240);
+        // Rounded up: 1 x 1 x 1 / 3 needs one sample, not zero.
+        assert_eq!(samples_needed(1, 1, 1, 3.0), 1);
+        assert!(!learner_may_train(2, 159, 100, 10, 32, 4.0));
+        assert!(learner_may_train(2, 160, 100, 10, 32, 4.0));
+        assert!(learner_may_train(2, 10_000, 1, 10, 32, 4.0));
+        // Enough samples overall, but none in the window: wait.
+        assert!(!learner_may_train(2, 10_000, 0, 10, 32, 4.0));
+        // A huge ratio trains as soon as there is anything.
+        assert!(learner_may_train(5, 1, 1, 10, 32, 1e6));
     }
 }

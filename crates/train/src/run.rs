@@ -10,8 +10,17 @@
 //!   log.txt            one line per event
 //!   checkpoints/gen_NNNN.safetensors   gen 0 is the seeded initial network
 //!   shards/gen_NNNN/wWW_PPPP.shard     self-play samples of generation N
+//!                                      (asynchronous workers: w<ID>-<seq>.shard)
 //!   selfplay.csv  train.csv  eval.csv
+//!   async.json  finished.json  learner-pending.json  locks/   asynchronous mode only
 //! ```
+//!
+//! `halatafl train` runs the stages in turn ([`Run::execute`]). The
+//! asynchronous mode runs them as processes on one directory: `train
+//! --init-only` ([`Run::init_async`]) makes generation 0 in turn, then
+//! [`Run::run_selfplay_worker`], [`Run::run_learner`] and
+//! [`Run::run_evaluator`] take over (see [`crate::selfplay_stage`],
+//! [`crate::learn`], [`crate::evaluate`]).
 //!
 //! Each generation g runs self-play with checkpoint g-1, trains checkpoint g
 //! on the shards of the replay window, and evaluates checkpoint g. A stage
