@@ -33,6 +33,9 @@ enum Command {
     Report(commands::report::ReportArgs),
     Play(commands::play::PlayArgs),
     Engine(commands::engine::EngineArgs),
+    Selfplay(commands::selfplay::SelfplayArgs),
+    Learn(commands::learn::LearnArgs),
+    Evaluate(commands::evaluate::EvaluateArgs),
 }
 
 /// Restores the default action of SIGPIPE, which Rust's runtime ignores: a
@@ -83,6 +86,9 @@ fn main() {
         Command::Report(a) => commands::report::run(a),
         Command::Play(a) => commands::play::run(a),
         Command::Engine(a) => commands::engine::run(a),
+        Command::Selfplay(a) => commands::selfplay::run(a),
+        Command::Learn(a) => commands::learn::run(a),
+        Command::Evaluate(a) => commands::evaluate::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_line(&e));

@@ -24,6 +24,9 @@ pub struct RunConfig {
     pub replay: ReplaySection,
     pub train: TrainSection,
     pub eval: EvalSection,
+    /// `[async]`: the asynchronous stages (`async` is a Rust keyword).
+    #[serde(rename = "async")]
+    pub asynchronous: AsyncSection,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -319,6 +322,35 @@ impl Default for EvalSection {
             simulations: 64,
             opening_plies: 2,
             leaves_per_tree: 4,
+        }
+    }
+}
+
+/// The asynchronous mode: `halatafl selfplay`, `learn` and `evaluate` as
+/// separate processes on one run directory (see [`crate::learn`]).
+/// `halatafl train` ignores this section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AsyncSection {
+    /// Most training samples (steps x `train.batch_size`) per new self-play
+    /// sample: before training checkpoint g the learner waits until the
+    /// self-play shards hold g x steps_per_generation x batch_size /
+    /// train_ratio samples (KataGo's rule; self-play is never held back).
+    pub train_ratio: f64,
+    /// Games a self-play worker plays with one checkpoint before it looks
+    /// for a newer one; they become one shard.
+    pub shard_games: usize,
+    /// Seconds a waiting process sleeps before it looks again (for samples,
+    /// checkpoints, or the end of the run).
+    pub poll_seconds: f64,
+}
+
+impl Default for AsyncSection {
+    fn default() -> Self {
+        AsyncSection {
+            train_ratio: 8.0,
+            shard_games: 16,
+            poll_seconds: 2.0,
         }
     }
 }
@@ -680,6 +712,24 @@ impl RunConfig {
             e.leaves_per_tree,
             1..=MAX_LEAVES_PER_TREE,
         )?;
+
+        let a = &self.asynchronous;
+        real("async.train_ratio", a.train_ratio, above(0.0, 1e6))?;
+        // A shard holds one batch of games, so the batch's longest possible
+        // games must fit the shard bound.
+        let most_games = MAX_SAMPLES_PER_SHARD / p.max_plies.max(1);
+        if !(1..=most_games).contains(&a.shard_games) {
+            return Err(bad(
+                "async.shard_games",
+                a.shard_games,
+                format!(
+                    "must be an integer in [1, {most_games}] (a shard of games of up to \
+                     selfplay.max_plies = {} plies holds at most {MAX_SAMPLES_PER_SHARD} samples)",
+                    p.max_plies
+                ),
+            ));
+        }
+        real("async.poll_seconds", a.poll_seconds, above(0.0, 3600.0))?;
         Ok(())
     }
 }
@@ -797,6 +847,12 @@ mod tests {
         ("eval.simulations", "0"),
         ("eval.opening_plies", "100000"),
         ("eval.leaves_per_tree", "0"),
+        ("async.train_ratio", "0.0"),
+        ("async.train_ratio", "nan"),
+        ("async.shard_games", "0"),
+        ("async.shard_games", "5000"),
+        ("async.poll_seconds", "0.0"),
+        ("async.poll_seconds", "86400.0"),
     ];
 
     /// Keys that take every value of their type (TOML refuses the others).

@@ -1,12 +1,21 @@
 //! Self-play training from a config: the project's main job. See [`run`] for
-//! the run directory and its stages, [`selfplay`] for game generation,
-//! [`shard`] for the sample files, [`bootstrap`] for the warm start from an expert, and [`config`] for every knob.
+//! the run directory and how `halatafl train` runs its stages in turn,
+//! [`selfplay_stage`], [`learn`] and [`evaluate`] for the stages,
+//! [`selfplay`] for game generation, [`shard`] for the sample files,
+//! [`rows`] for the CSV files, [`bootstrap`] for the warm start from an
+//! expert, and [`config`] for every knob.
 
 pub mod bootstrap;
 pub mod config;
+pub mod error;
+pub mod evaluate;
+pub mod learn;
+pub mod rows;
 pub mod run;
 pub mod selfplay;
+pub mod selfplay_stage;
 pub mod shard;
 
 pub use config::RunConfig;
+pub use error::TrainError;
 pub use run::{Run, Stage};

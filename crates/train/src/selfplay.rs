@@ -7,14 +7,15 @@
 //! when the resigning side then does not lose.
 
 use crate::config::RunConfig;
-use crate::shard::{write_shard, StoredSample};
+use crate::error::TrainError;
+use crate::shard::StoredSample;
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::Sample;
 use halatafl_rules::{Game, Outcome, Side, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -34,8 +35,9 @@ pub struct FinishedGame {
     pub false_resign: Option<bool>,
 }
 
-/// Totals of one generation's self-play.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Totals of one generation's self-play (or of one shard's games, which the
+/// asynchronous workers store in the shard's header).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SelfPlayStats {
     pub games: usize,
     pub samples: usize,
@@ -50,6 +52,22 @@ pub struct SelfPlayStats {
 }
 
 impl SelfPlayStats {
+    /// Adds another batch's totals (times add up: worker-seconds).
+    pub fn merge(&mut self, other: &SelfPlayStats) {
+        self.games += other.games;
+        self.samples += other.samples;
+        self.plies += other.plies;
+        self.foxes_wins += other.foxes_wins;
+        self.geese_wins += other.geese_wins;
+        self.draws += other.draws;
+        for (reason, n) in &other.reasons {
+            *self.reasons.entry(reason.clone()).or_default() += n;
+        }
+        self.resign_checked += other.resign_checked;
+        self.resign_false += other.resign_false;
+        self.seconds += other.seconds;
+    }
+
     pub(crate) fn add(&mut self, g: &FinishedGame) {
         self.games += 1;
         self.samples += g.samples;
@@ -124,22 +142,37 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     pub evaluator: &'a E,
     pub generation: u32,
     pub seed: u64,
-    pub shard_dir: &'a Path,
+    /// Games to play, numbered from 0 (their seeds derive from `seed` and
+    /// the number).
+    pub games: usize,
+    /// Stores a worker thread's samples: when they reach
+    /// `selfplay.samples_per_shard`, and when the thread runs out of games.
+    pub write_shard: &'a (dyn Fn(ShardPiece) -> Result<(), TrainError> + Sync),
     /// Called after each finished game (progress bars).
     pub on_game: &'a (dyn Fn(&FinishedGame) + Sync),
 }
 
-/// Plays the generation's games on `job.threads` workers; writes shards.
+/// One worker thread's samples, to be stored as a shard.
+pub struct ShardPiece<'a> {
+    /// The worker thread (0-based) ...
+    pub thread: usize,
+    /// ... and its how-many-th piece (0-based).
+    pub part: usize,
+    pub samples: &'a [StoredSample],
+    /// The games the samples come from.
+    pub games: usize,
+}
+
+/// Plays the job's games on `job.threads` workers; hands their samples to
+/// `job.write_shard`.
 pub fn run_generation<E: Evaluator<Game> + ?Sized>(
     job: &SelfPlayJob<E>,
-) -> Result<SelfPlayStats, String> {
-    std::fs::create_dir_all(job.shard_dir)
-        .map_err(|e| format!("cannot create {}: {e}", job.shard_dir.display()))?;
+) -> Result<SelfPlayStats, TrainError> {
     let started = Instant::now();
     let next_game = AtomicUsize::new(0);
     let totals = Mutex::new(SelfPlayStats::default());
     let threads = job.threads.max(1);
-    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let errors: Mutex<Vec<TrainError>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for worker in 0..threads {
             let (next_game, totals, errors) = (&next_game, &totals, &errors);
@@ -163,7 +196,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
     worker: usize,
     next_game: &AtomicUsize,
     totals: &Mutex<SelfPlayStats>,
-) -> Result<(), String> {
+) -> Result<(), TrainError> {
     let cfg = job.config;
     let base = search_config(cfg);
     let mut searches: Vec<Search<Game>> = Vec::new();
@@ -175,14 +208,16 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
     let flush = |shard: &mut Vec<StoredSample>,
                  games: &mut usize,
                  part: &mut usize|
-     -> Result<(), String> {
+     -> Result<(), TrainError> {
         if shard.is_empty() {
             return Ok(());
         }
-        let path = job
-            .shard_dir
-            .join(format!("w{worker:02}_{:04}.shard", *part));
-        write_shard(&path, shard, job.generation, *games).map_err(|e| e.to_string())?;
+        (job.write_shard)(ShardPiece {
+            thread: worker,
+            part: *part,
+            samples: shard,
+            games: *games,
+        })?;
         shard.clear();
         *games = 0;
         *part += 1;
@@ -192,7 +227,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
         // Fill free slots with new games.
         while slots.len() < cfg.selfplay.concurrent_games {
             let index = next_game.fetch_add(1, Ordering::SeqCst);
-            if index >= cfg.selfplay.games {
+            if index >= job.games {
                 break;
             }
             let game_seed = job.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -261,9 +296,10 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 slot.low[side_index(side)] = 0;
             }
             if ended.is_none() {
-                let mv = search
-                    .choose_move()
-                    .ok_or("search found no move in a running game")?;
+                let mv = search.choose_move().ok_or_else(|| TrainError::Stage {
+                    generation: job.generation,
+                    why: "self-play: the search found no move in a running game".into(),
+                })?;
                 search.play(mv);
                 let game = search.game();
                 if let Some(outcome) = game.outcome() {

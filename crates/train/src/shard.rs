@@ -14,6 +14,7 @@
 //! never sees a partial one; a damaged file fails its CRC and is refused with
 //! its path and what is wrong.
 
+use crate::selfplay::SelfPlayStats;
 use halatafl_nn::Sample;
 use halatafl_rules::{Bitboard, Position, Side, Variant};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,29 @@ pub struct ShardHeader {
     pub count: usize,
     /// Number of games the samples come from.
     pub games: usize,
+    /// Who made an asynchronous worker's shard and how its games went (see
+    /// [`crate::selfplay_stage`]). Absent from the shards `halatafl train`
+    /// writes, whose bytes are therefore what they were before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<ShardOrigin>,
+}
+
+/// The header's record of an asynchronous self-play worker's shard: the
+/// learner writes `selfplay.csv` from these, so workers never write a CSV.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardOrigin {
+    /// The worker's `--worker` id.
+    pub worker: String,
+    /// The checkpoint that played the games (the shard's generation minus
+    /// one, as in `halatafl train`: samples of generation g come from
+    /// checkpoint g-1 and train checkpoint g).
+    pub checkpoint: u32,
+    /// The games' totals (`seconds` is the time the worker took for them).
+    pub stats: SelfPlayStats,
+    /// The worker's inference server since it loaded the checkpoint.
+    pub net_batch_mean: f64,
+    pub cache_hit_rate: f64,
 }
 
 /// A sample as stored: the training sample plus the search's own value.
@@ -78,13 +102,19 @@ fn variant_from(bytes: &[u8]) -> Result<Variant, String> {
     }
 }
 
-pub fn encode_shard(samples: &[StoredSample], generation: u32, games: usize) -> Vec<u8> {
+pub fn encode_shard(
+    samples: &[StoredSample],
+    generation: u32,
+    games: usize,
+    origin: Option<&ShardOrigin>,
+) -> Vec<u8> {
     let header = ShardHeader {
         version: SHARD_VERSION,
         encoding_version: halatafl_nn::encoding::ENCODING_VERSION,
         generation,
         count: samples.len(),
         games,
+        origin: origin.cloned(),
     };
     let header = serde_json::to_vec(&header).expect("header serialises");
     let mut out = Vec::with_capacity(16 + header.len() + samples.len() * (RECORD_FIXED + 60));
@@ -117,12 +147,13 @@ pub fn write_shard(
     samples: &[StoredSample],
     generation: u32,
     games: usize,
+    origin: Option<&ShardOrigin>,
 ) -> Result<(), ShardError> {
-    halatafl_nn::checkpoint::write_atomically(path, &encode_shard(samples, generation, games))
-        .map_err(|source| ShardError::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+    let bytes = encode_shard(samples, generation, games, origin);
+    halatafl_nn::checkpoint::write_atomically(path, &bytes).map_err(|source| ShardError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Largest shard file read. A record is at most a few hundred bytes and
@@ -141,10 +172,25 @@ pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), Shard
     decode_shard(path, &bytes)
 }
 
-pub fn decode_shard(
+/// A shard's header, after the same checks as [`read_shard`] but without
+/// decoding the records (the learner counts samples this way).
+pub fn read_shard_header(path: &Path) -> Result<ShardHeader, ShardError> {
+    let bytes =
+        halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
+            ShardError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    decode_header(path, &bytes).map(|(header, _, _)| header)
+}
+
+/// The checked header, the body (the bytes before the CRC) and where the
+/// records start.
+fn decode_header<'a>(
     path: &Path,
-    bytes: &[u8],
-) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
+    bytes: &'a [u8],
+) -> Result<(ShardHeader, &'a [u8], usize), ShardError> {
     let bad = |why: String| ShardError::Bad {
         path: path.to_path_buf(),
         why,
@@ -179,6 +225,18 @@ pub fn decode_shard(
             halatafl_nn::encoding::ENCODING_VERSION
         )));
     }
+    Ok((header, body, header_end))
+}
+
+pub fn decode_shard(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
+    let bad = |why: String| ShardError::Bad {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (header, body, header_end) = decode_header(path, bytes)?;
     let mut at = header_end;
     let mut samples = Vec::with_capacity(header.count);
     for record in 0..header.count {
@@ -286,7 +344,7 @@ mod tests {
     #[test]
     fn round_trip_and_damage_is_refused() {
         let samples = some_samples();
-        let bytes = encode_shard(&samples, 3, 1);
+        let bytes = encode_shard(&samples, 3, 1, None);
         let path = Path::new("mem.shard");
         let (header, back) = decode_shard(path, &bytes).unwrap();
         assert_eq!(header.count, samples.len());
@@ -310,7 +368,7 @@ mod tests {
         // A value target that is not a probability (NaN would poison training).
         let mut nan = samples.clone();
         nan[5].sample.wdl = [f32::NAN, 0.0, 0.0];
-        let err = decode_shard(path, &encode_shard(&nan, 3, 1)).unwrap_err();
+        let err = decode_shard(path, &encode_shard(&nan, 3, 1, None)).unwrap_err();
         assert!(
             matches!(err, ShardError::BadRecord { record: 5, .. })
                 && err.to_string().contains("not probabilities"),

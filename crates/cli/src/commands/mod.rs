@@ -1,13 +1,16 @@
 //! One file per subcommand.
 pub mod bench_net;
 pub mod engine;
+pub mod evaluate;
 pub mod ladder;
+pub mod learn;
 pub mod match_cmd;
 pub mod moves;
 pub mod perft;
 pub mod play;
 pub mod replay;
 pub mod report;
+pub mod selfplay;
 pub mod summary;
 pub mod tournament;
 pub mod train;

@@ -24,6 +24,12 @@ pub struct TrainArgs {
     /// new count, recorded in run.json and the log).
     #[arg(long, value_name = "N")]
     pub generations: Option<u32>,
+    /// Make the run and its generation 0 (the expert's games, the first
+    /// checkpoint and its evaluation), then stop: the run is then driven by
+    /// `halatafl selfplay`, `learn` and `evaluate` processes (the
+    /// asynchronous mode). With --resume, finishes an interrupted --init-only.
+    #[arg(long)]
+    pub init_only: bool,
 }
 
 fn free_run_dir(stem: &str) -> PathBuf {
@@ -55,18 +61,25 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Builds the run's non-network agents (the expert, evaluation opponents).
+pub fn base_factory(
+    run: &Run,
+) -> Result<
+    impl Fn(&str, u64) -> Result<Box<dyn halatafl_agent::Agent>, halatafl_agent::SpecError> + Sync,
+> {
+    let variant = run.config.variant()?;
+    Ok(move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant))
+}
+
 pub fn run(args: TrainArgs) -> Result<()> {
     let run = match (&args.resume, &args.config) {
         (Some(dir), _) => {
-            let mut run = Run::open(dir)
-                .map_err(anyhow::Error::msg)
-                .context("cannot resume")?;
+            let mut run = Run::open(dir).context("cannot resume")?;
             if let Some(n) = args.generations {
                 let command: Vec<String> = std::env::args().collect();
-                run.set_generations(n, &command.join(" "))
-                    .map_err(anyhow::Error::msg)?;
+                run.set_generations(n, &command.join(" "))?;
             }
-            match run.progress().map_err(anyhow::Error::msg)? {
+            match run.progress()? {
                 Some(p) => run.log(&format!(
                     "resuming {} after generation {} stage {:?}",
                     dir.display(),
@@ -96,7 +109,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
                 ),
             };
             let command: Vec<String> = std::env::args().collect();
-            let run = Run::create(&dir, config, &command.join(" ")).map_err(anyhow::Error::msg)?;
+            let run = Run::create(&dir, config, &command.join(" "))?;
             run.log(&format!(
                 "new run in {} from {}{}",
                 dir.display(),
@@ -110,10 +123,20 @@ pub fn run(args: TrainArgs) -> Result<()> {
         }
         (None, None) => bail!("give --config FILE or --resume RUN_DIR"),
     };
-    let variant = run.config.variant().map_err(anyhow::Error::msg)?;
-    let factory = move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant);
-    run.execute(&factory).map_err(anyhow::Error::msg)?;
-    println!("{}", run.final_report().map_err(anyhow::Error::msg)?);
+    let factory = base_factory(&run)?;
+    if args.init_only {
+        run.init_async(&factory)?;
+        println!("{}", run.final_report()?);
+        println!("run: {}", run.dir.display());
+        let dir = run.dir.display();
+        println!(
+            "next: halatafl selfplay --run {dir} --worker 0 (one per worker id), \
+             halatafl learn --run {dir}, halatafl evaluate --run {dir}"
+        );
+        return Ok(());
+    }
+    run.execute(&factory)?;
+    println!("{}", run.final_report()?);
     println!("run: {}", run.dir.display());
     Ok(())
 }

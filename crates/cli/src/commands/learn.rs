@@ -1,0 +1,23 @@
+use anyhow::{Context, Result};
+use clap::Args;
+use halatafl_train::Run;
+use std::path::PathBuf;
+
+/// Asynchronous mode: train the run's checkpoints on the self-play shards as
+/// they arrive (waiting when self-play falls behind `[async] train_ratio`),
+/// publish them and write train.csv and selfplay.csv, up to the last
+/// generation; then write finished.json. One learner per run; it can be
+/// killed and started again at any moment.
+#[derive(Args, Debug)]
+pub struct LearnArgs {
+    /// The run directory (made by `halatafl train --config FILE --run DIR --init-only`).
+    #[arg(long)]
+    pub run: PathBuf,
+}
+
+pub fn run(args: LearnArgs) -> Result<()> {
+    let run = Run::open(&args.run).context("cannot open the run")?;
+    run.run_learner()?;
+    println!("run: {}", run.dir.display());
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Evaluation: a checkpoint against the configured opponents, as arena
+//! games that become eval.csv rows. In turn ([`Run::eval_stage`]) for
+//! `halatafl train`, or as the asynchronous evaluator
+//! ([`Run::run_evaluator`], `halatafl evaluate --run DIR`).
+//!
+//! The evaluator evaluates every published checkpoint that is due (each
+//! `eval.every`-th and the last) and has no rows in eval.csv yet, oldest
+//! first, with the same games and seeds as `halatafl train`. A generation's
+//! rows are written in one atomic replace after its last game, so a killed
+//! evaluator leaves no partial generation, and a restarted one plays the
+//! missing generations again. It exits once `finished.json` exists and every
+//! due checkpoint is evaluated. Only the evaluator writes eval.csv.
+
+use crate::error::TrainError;
+use crate::rows::{append_rows, read_csv_rows, replace_generation_rows, EvalRow};
+use crate::run::{bar, BaseFactory, Run, Stage};
+use halatafl_agent::{Agent, AgentSpec, SpecError};
+use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary};
+use halatafl_nn::NetRegistry;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+impl Run {
+    /// The trained agent's spec for generation `g`.
+    pub fn agent_spec(&self, generation: u32) -> String {
+        format!(
+            "net:ckpt={},sims={},batch={}",
+            self.checkpoint(generation).display(),
+            self.config.eval.simulations,
+            self.config.eval.leaves_per_tree
+        )
+    }
+
+    /// Plays checkpoint `generation` against every configured opponent and
+    /// returns the games as eval.csv rows, writing nothing but the log.
+    /// Seeds derive from the run's seed and the generation only, so a
+    /// generation evaluated again (after a crash) plays the same openings.
+    pub(crate) fn evaluate_generation(
+        &self,
+        generation: u32,
+        base_factory: &BaseFactory,
+    ) -> Result<(Vec<EvalRow>, Vec<MatchSummary>), TrainError> {
+        let cfg = &self.config;
+        // The evaluator waits only for searches that are running (see
+        // `halatafl_nn::evaluator`), so a lone evaluation game is not slowed.
+        let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
+        let device = cfg.run.device.clone();
+        let precision = cfg.network.precision.clone();
+        let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
+            if spec.starts_with("net:") {
+                let mut parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())?;
+                parsed
+                    .params
+                    .entry("device".into())
+                    .or_insert(device.clone());
+                parsed
+                    .params
+                    .entry("precision".into())
+                    .or_insert(precision.clone());
+                halatafl_nn::build_net_agent(&parsed, seed, &registry)
+            } else {
+                base_factory(spec, seed)
+            }
+        };
+        let me = self.agent_spec(generation);
+        let mut summaries = Vec::new();
+        let mut eval_rows = Vec::new();
+        for opponent in &cfg.eval.opponents {
+            if opponent == "previous" && generation == 0 {
+                continue;
+            }
+            let (name, spec) = if opponent == "previous" {
+                ("previous".to_string(), self.agent_spec(generation - 1))
+            } else {
+                (opponent.clone(), opponent.clone())
+            };
+            let match_config = MatchConfig {
+                games: cfg.eval.games,
+                seed: self.stage_seed(generation, Stage::Eval)
+                    ^ halatafl_arena::derive_seed(7, summaries.len() as u64),
+                openings: cfg.eval.opening_plies,
+                threads: None,
+                variant: cfg.variant()?,
+                budget: Default::default(),
+            };
+            let jobs = match_jobs(&me, &spec, &match_config, 1)?;
+            let match_config = MatchConfig {
+                threads: Some(self.worker_threads(
+                    jobs.len(),
+                    &format!("generation {generation} evaluation vs {name}"),
+                )),
+                ..match_config
+            };
+            let pb = bar(jobs.len() as u64, &format!("eval {generation}"));
+            pb.set_message(format!("vs {name}"));
+            let rows = play_games(&jobs, &factory, &match_config, &|_r: &GameRow| pb.inc(1))?;
+            pb.finish_and_clear();
+            let summary = MatchSummary::from_match(&me, &spec, &rows);
+            eval_rows.extend(rows.iter().map(|r| EvalRow::new(generation, &name, r)));
+            self.log(&format!("generation {generation} vs {name}:\n{summary}"));
+            summaries.push(summary);
+        }
+        Ok((eval_rows, summaries))
+    }
+
+    /// Generation `generation`'s evaluation in turn (`halatafl train`).
+    pub fn eval_stage(
+        &self,
+        generation: u32,
+        base_factory: &BaseFactory,
+    ) -> Result<Vec<MatchSummary>, TrainError> {
+        let (rows, summaries) = self.evaluate_generation(generation, base_factory)?;
+        append_rows(&self.dir.join("eval.csv"), rows)?;
+        Ok(summaries)
+    }
+    /// How the last evaluated generation scored against each opponent, per
+    /// side, with intervals (from `eval.csv`).
+    pub fn final_report(&self) -> Result<String, TrainError> {
+        let rows: Vec<EvalRow> = read_csv_rows(&self.dir.join("eval.csv"))?;
+        let Some(last) = rows.iter().map(|r| r.generation).max() else {
+            return Ok("no evaluation games yet".into());
+        };
+        let me = self.agent_spec(last);
+        let mut out = format!("generation {last} ({me}):\n");
+        let mut opponents: Vec<&str> = Vec::new();
+        for r in rows.iter().filter(|r| r.generation == last) {
+            if !opponents.contains(&r.opponent.as_str()) {
+                opponents.push(&r.opponent);
+            }
+        }
+        for name in opponents {
+            let games: Vec<GameRow> = rows
+                .iter()
+                .filter(|r| r.generation == last && r.opponent == name)
+                .map(EvalRow::game_row)
+                .collect();
+            let other = if games[0].foxes == me {
+                games[0].geese.clone()
+            } else {
+                games[0].foxes.clone()
+            };
+            out.push_str(&format!(
+                "vs {name}:\n{}\n",
+                MatchSummary::from_match(&me, &other, &games)
+            ));
+        }
+        Ok(out)
+    }
+
+    /// `halatafl evaluate --run DIR`: see the module doc.
+    pub fn run_evaluator(&self, base_factory: &BaseFactory) -> Result<(), TrainError> {
+        self.require_async()?;
+        let _lock = self.exclusive("evaluator", "an evaluator")?;
+        halatafl_nn::set_threads(self.config.run.torch_threads);
+        let path = self.dir.join("eval.csv");
+        // Generations evaluated by this process, also those with no rows
+        // (no opponent applies), so they are not played again and again.
+        let mut done: BTreeSet<u32> = BTreeSet::new();
+        loop {
+            // Read before the checkpoints: the learner writes the marker
+            // after the last checkpoint, so none is missed.
+            let finished = self.is_finished();
+            done.extend(
+                read_csv_rows::<EvalRow>(&path)?
+                    .iter()
+                    .map(|r| r.generation),
+            );
+            let newest = self.newest_checkpoint()?.unwrap_or(0);
+            let due: Vec<u32> = (1..=newest)
+                .filter(|&g| {
+                    self.evaluation_due(g) && !done.contains(&g) && self.checkpoint(g).exists()
+                })
+                .collect();
+            if due.is_empty() {
+                if finished {
+                    self.log("evaluator: every due checkpoint is evaluated; stopping");
+                    return Ok(());
+                }
+                self.poll_pause();
+                continue;
+            }
+            for g in due {
+                let (rows, _) = self.evaluate_generation(g, base_factory)?;
+                replace_generation_rows(&path, g, rows)?;
+                done.insert(g);
+            }
+        }
+    }
+}

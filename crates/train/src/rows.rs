@@ -1,0 +1,293 @@
+//! The run's CSV files (`selfplay.csv`, `train.csv`, `eval.csv`): their rows,
+//! and how they are read and written. Every write rewrites the whole file to
+//! a temporary name and renames it, so a reader (or a process killed
+//! mid-write) never sees half a file. Only one process writes each file: in
+//! turn that is `halatafl train`; in the asynchronous mode the learner
+//! writes `selfplay.csv` and `train.csv` and the evaluator `eval.csv` (see
+//! [`crate::learn`]), since two processes rewriting one file would lose rows.
+
+use crate::error::{at, TrainError};
+use halatafl_arena::GameRow;
+use halatafl_nn::checkpoint::write_atomically;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A row that belongs to one generation (the key for removing or replacing
+/// the rows of a stage that is run again).
+pub trait GenerationRow: Serialize + DeserializeOwned + Default {
+    fn generation(&self) -> u32;
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SelfPlayRow {
+    pub generation: u32,
+    pub games: usize,
+    pub samples: usize,
+    pub foxes_wins: usize,
+    pub geese_wins: usize,
+    pub draws: usize,
+    pub fewer_than_nine: usize,
+    pub pen_filled: usize,
+    pub no_moves: usize,
+    pub threefold: usize,
+    pub fifty_moves: usize,
+    pub fewer_than_four: usize,
+    pub resigned: usize,
+    pub max_plies: usize,
+    pub mean_plies: f64,
+    pub resign_checked: usize,
+    pub resign_false: usize,
+    pub games_per_second: f64,
+    pub positions_per_second: f64,
+    pub seconds: f64,
+    pub net_batch_mean: f64,
+    pub cache_hit_rate: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TrainRow {
+    pub generation: u32,
+    pub step: u64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub l2_loss: f64,
+    pub total_loss: f64,
+    pub lr: f64,
+    pub grad_norm: f64,
+    pub samples_per_second: f64,
+    pub window_samples: usize,
+}
+
+/// An evaluation game: the arena's columns plus the generation and opponent.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EvalRow {
+    pub generation: u32,
+    pub opponent: String,
+    pub game: usize,
+    pub opening: usize,
+    pub opening_moves: String,
+    pub foxes: String,
+    pub geese: String,
+    pub result: String,
+    pub reason: String,
+    pub plies: usize,
+    pub moves: String,
+    pub foxes_seconds: f64,
+    pub geese_seconds: f64,
+    pub seed: u64,
+    pub variant: String,
+}
+
+impl EvalRow {
+    pub fn new(generation: u32, opponent: &str, r: &GameRow) -> EvalRow {
+        EvalRow {
+            generation,
+            opponent: opponent.to_string(),
+            game: r.game,
+            opening: r.opening,
+            opening_moves: r.opening_moves.clone(),
+            foxes: r.foxes.clone(),
+            geese: r.geese.clone(),
+            result: r.result.clone(),
+            reason: r.reason.clone(),
+            plies: r.plies,
+            moves: r.moves.clone(),
+            foxes_seconds: r.foxes_seconds,
+            geese_seconds: r.geese_seconds,
+            seed: r.seed,
+            variant: r.variant.clone(),
+        }
+    }
+
+    /// The arena's record of the game (for summaries and ratings).
+    pub fn game_row(&self) -> GameRow {
+        GameRow {
+            game: self.game,
+            opening: self.opening,
+            opening_moves: self.opening_moves.clone(),
+            foxes: self.foxes.clone(),
+            geese: self.geese.clone(),
+            result: self.result.clone(),
+            reason: self.reason.clone(),
+            plies: self.plies,
+            moves: self.moves.clone(),
+            foxes_seconds: self.foxes_seconds,
+            geese_seconds: self.geese_seconds,
+            seed: self.seed,
+            variant: self.variant.clone(),
+        }
+    }
+}
+
+/// A run CSV that cannot be read as its rows: the file and line, and why.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("{path}, line {line}: {why}")]
+pub struct CsvError {
+    pub path: PathBuf,
+    pub line: u64,
+    pub why: String,
+}
+
+/// Reads a run CSV (`selfplay.csv`, `train.csv`, `eval.csv`) as `T` rows. A
+/// missing or empty file has none: the stage has not written rows yet, or
+/// resuming removed them all. Any other file must have a header that names
+/// every column of `T` (extra columns are ignored, as serde ignores them):
+/// without that check a file of one line of anything read as "no rows", so
+/// `report` skipped it silently and the next stage replaced it.
+pub fn read_csv_rows<T: DeserializeOwned + Serialize + Default>(
+    path: &Path,
+) -> Result<Vec<T>, CsvError> {
+    let error = |line: u64, why: String| CsvError {
+        path: path.to_path_buf(),
+        line,
+        why,
+    };
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader = csv::Reader::from_path(path).map_err(|e| error(0, e.to_string()))?;
+    let header = reader
+        .headers()
+        .map_err(|e| error(1, e.to_string()))?
+        .clone();
+    if header.is_empty() {
+        return Ok(Vec::new());
+    }
+    let missing: Vec<String> = csv_columns::<T>()
+        .into_iter()
+        .filter(|c| !header.iter().any(|h| h == c))
+        .collect();
+    if !missing.is_empty() {
+        let named = match missing.len() {
+            n if n > 3 => format!("{} and {} more", missing[..3].join(", "), n - 3),
+            _ => missing.join(", "),
+        };
+        return Err(error(
+            1,
+            format!(
+                "the header lacks the column(s) {named}: not a file this version of halatafl \
+                 wrote, or damaged"
+            ),
+        ));
+    }
+    reader
+        .deserialize()
+        .enumerate()
+        .map(|(i, row)| {
+            row.map_err(|e| {
+                let line = e.position().map_or(i as u64 + 2, |p| p.line());
+                error(line, e.to_string())
+            })
+        })
+        .collect()
+}
+
+/// The column names of a CSV of `T` rows, in order (the header csv writes).
+fn csv_columns<T: Serialize + Default>() -> Vec<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.serialize(T::default()).expect("a row serialises");
+    let bytes = writer.into_inner().expect("writing to memory");
+    let mut reader = csv::Reader::from_reader(bytes.as_slice());
+    let header = reader.headers().expect("csv just written").clone();
+    header.iter().map(str::to_string).collect()
+}
+
+impl GenerationRow for SelfPlayRow {
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+impl GenerationRow for TrainRow {
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+impl GenerationRow for EvalRow {
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// Rewrites a CSV atomically with `rows`.
+pub(crate) fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), TrainError> {
+    let bad = |e: csv::Error| TrainError::BadFile {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        writer.serialize(r).map_err(bad)?;
+    }
+    let bytes = writer
+        .into_inner()
+        .map_err(|e| TrainError::io(path, e.into_error()))?;
+    write_atomically(path, &bytes).map_err(at(path))
+}
+
+pub(crate) fn append_rows<T: GenerationRow>(path: &Path, new: Vec<T>) -> Result<(), TrainError> {
+    let mut rows: Vec<T> = read_csv_rows(path)?;
+    rows.extend(new);
+    write_rows(path, &rows)
+}
+
+/// Keeps only rows whose generation passes `keep` (removes a crashed stage's rows).
+pub(crate) fn retain_rows<T: GenerationRow>(
+    path: &Path,
+    keep: impl Fn(u32) -> bool,
+) -> Result<(), TrainError> {
+    let rows: Vec<T> = read_csv_rows(path)?;
+    let before = rows.len();
+    let kept: Vec<T> = rows.into_iter().filter(|r| keep(r.generation())).collect();
+    if kept.len() != before {
+        write_rows(path, &kept)?;
+    }
+    Ok(())
+}
+
+/// Replaces the rows of `generation` with `new`, in one atomic write: rows of
+/// other generations keep their order and the new ones go at the end. Running
+/// it twice with the same rows leaves the file as once, which is what makes a
+/// process that is killed after its commit point and restarted write each
+/// generation's rows exactly once.
+pub(crate) fn replace_generation_rows<T: GenerationRow>(
+    path: &Path,
+    generation: u32,
+    new: Vec<T>,
+) -> Result<(), TrainError> {
+    let mut rows: Vec<T> = read_csv_rows(path)?;
+    rows.retain(|r| r.generation() != generation);
+    rows.extend(new);
+    write_rows(path, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replacing_a_generation_twice_writes_its_rows_once() {
+        let dir = std::env::temp_dir().join(format!("halatafl-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("train.csv");
+        let row = |generation, step| TrainRow {
+            generation,
+            step,
+            ..TrainRow::default()
+        };
+        append_rows(&path, vec![row(1, 5), row(1, 10)]).unwrap();
+        for _ in 0..2 {
+            replace_generation_rows(&path, 2, vec![row(2, 15), row(2, 20)]).unwrap();
+        }
+        let steps: Vec<(u32, u64)> = read_csv_rows::<TrainRow>(&path)
+            .unwrap()
+            .iter()
+            .map(|r| (r.generation, r.step))
+            .collect();
+        assert_eq!(steps, vec![(1, 5), (1, 10), (2, 15), (2, 20)]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

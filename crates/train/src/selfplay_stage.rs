@@ -1,0 +1,422 @@
+//! Self-play as a stage: generation 0's expert games ([`Run::bootstrap_stage`]),
+//! a generation's games in turn ([`Run::selfplay_stage`], `halatafl train`),
+//! and the asynchronous worker ([`Run::run_selfplay_worker`], `halatafl
+//! selfplay --run DIR --worker ID`).
+//!
+//! A worker plays `async.shard_games` games at a time with the newest
+//! checkpoint g it finds and writes them as one shard,
+//! `shards/gen_{g+1}/w<ID>-<seq>.shard` (samples of generation g+1 are made
+//! by checkpoint g, as in `halatafl train`); the header records the worker,
+//! the checkpoint and the games' statistics ([`crate::shard::ShardOrigin`]),
+//! from which the learner writes `selfplay.csv`: workers write no CSV, so any
+//! number of them can share a run. `seq` continues after the worker's files
+//! in that folder, so a restarted worker adds files and never replaces one.
+//! A shard is written to a hidden temporary name and renamed; games in
+//! progress when the worker is killed are lost, nothing else. Between
+//! batches the worker looks for a newer checkpoint, and it stops once the
+//! last generation's checkpoint exists (or `finished.json`).
+
+use crate::error::{at, TrainError};
+use crate::rows::{append_rows, SelfPlayRow};
+use crate::run::{bar, BaseFactory, Run, Stage};
+use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
+use crate::shard::{read_shard_header, write_shard, ShardOrigin, StoredSample};
+use halatafl_arena::{play_games, GameRow, MatchConfig};
+use halatafl_nn::checkpoint;
+use halatafl_nn::NetEvaluator;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+impl Run {
+    /// Generation 0 of a bootstrapped run: the expert plays itself and its
+    /// moves become samples (see [`crate::bootstrap`]). The games are also
+    /// kept in `bootstrap.csv`, in the arena's columns.
+    pub fn bootstrap_stage(&self, base_factory: &BaseFactory) -> Result<SelfPlayStats, TrainError> {
+        let cfg = &self.config;
+        let b = &cfg.bootstrap;
+        let variant = cfg.variant()?;
+        let jobs = crate::bootstrap::expert_jobs(
+            &b.agent,
+            b.games,
+            b.opening_plies,
+            variant,
+            self.stage_seed(0, Stage::SelfPlay),
+        )
+        .map_err(|e| TrainError::Bootstrap(e.to_string()))?;
+        // The jobs carry their openings and seeds; the config gives threads.
+        let match_config = MatchConfig {
+            threads: Some(self.worker_threads(jobs.len(), "generation 0 expert games")),
+            variant,
+            ..MatchConfig::default()
+        };
+        let pb = bar(jobs.len() as u64, "expert");
+        pb.set_message(b.agent.clone());
+        let started = Instant::now();
+        let rows = play_games(&jobs, base_factory, &match_config, &|_r: &GameRow| {
+            pb.inc(1)
+        })
+        .map_err(|e| TrainError::Bootstrap(e.to_string()))?;
+        pb.finish_and_clear();
+        let seconds = started.elapsed().as_secs_f64();
+        let mut stats = SelfPlayStats::default();
+        let mut samples = Vec::new();
+        for row in &rows {
+            let (outcome, game_samples) =
+                crate::bootstrap::samples_from_game(row, variant).map_err(TrainError::Bootstrap)?;
+            stats.add(&FinishedGame {
+                index: row.game,
+                result: outcome.result_word(),
+                reason: outcome.reason.name().to_string(),
+                plies: row.plies,
+                samples: game_samples.len(),
+                false_resign: None,
+            });
+            samples.extend(game_samples);
+        }
+        stats.seconds = seconds;
+        let dir = self.shard_dir(0);
+        std::fs::create_dir_all(&dir).map_err(at(&dir))?;
+        let per_shard = cfg.selfplay.samples_per_shard.max(1);
+        for (part, chunk) in samples.chunks(per_shard).enumerate() {
+            let path = dir.join(format!("expert_{part:04}.shard"));
+            write_shard(&path, chunk, 0, 0, None)?;
+        }
+        halatafl_arena::write_csv_atomic(&self.dir.join("bootstrap.csv"), &rows)?;
+        let row = self.selfplay_row(0, &stats, 0.0, 0.0);
+        append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
+        self.log(&format!(
+            "generation 0 expert games ({}): {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s",
+            b.agent, row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second
+        ));
+        Ok(stats)
+    }
+
+    pub(crate) fn selfplay_row(
+        &self,
+        generation: u32,
+        stats: &SelfPlayStats,
+        net_batch_mean: f64,
+        cache_hit_rate: f64,
+    ) -> SelfPlayRow {
+        let reason = |r: &str| stats.reasons.get(r).copied().unwrap_or(0);
+        SelfPlayRow {
+            generation,
+            games: stats.games,
+            samples: stats.samples,
+            foxes_wins: stats.foxes_wins,
+            geese_wins: stats.geese_wins,
+            draws: stats.draws,
+            fewer_than_nine: reason("fewer-than-nine"),
+            pen_filled: reason("pen-filled"),
+            no_moves: reason("no-moves"),
+            threefold: reason("threefold"),
+            fifty_moves: reason("fifty-moves"),
+            fewer_than_four: reason("fewer-than-four"),
+            resigned: reason("resigned"),
+            max_plies: reason("max-plies"),
+            mean_plies: stats.plies as f64 / stats.games.max(1) as f64,
+            resign_checked: stats.resign_checked,
+            resign_false: stats.resign_false,
+            games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
+            positions_per_second: stats.plies as f64 / stats.seconds.max(1e-9),
+            seconds: stats.seconds,
+            net_batch_mean,
+            cache_hit_rate,
+        }
+    }
+
+    /// An inference server for checkpoint `generation`, as self-play uses it.
+    pub(crate) fn selfplay_evaluator(&self, generation: u32) -> Result<NetEvaluator, TrainError> {
+        let cfg = &self.config;
+        let device = halatafl_nn::parse_device(&cfg.run.device)?;
+        let precision = self.precision()?;
+        let (trainer, _) = checkpoint::load(
+            &self.checkpoint(generation),
+            Some(cfg.net_config()?),
+            device,
+        )?;
+        let net = halatafl_nn::InferenceNet::new(&trainer.net, precision, device);
+        drop(trainer);
+        Ok(NetEvaluator::start(move || net, self.evaluator_config()))
+    }
+
+    pub fn selfplay_stage(&self, generation: u32) -> Result<SelfPlayStats, TrainError> {
+        let cfg = &self.config;
+        let evaluator = self.selfplay_evaluator(generation - 1)?;
+        let shard_dir = self.shard_dir(generation);
+        std::fs::create_dir_all(&shard_dir).map_err(at(&shard_dir))?;
+        let write = |piece: ShardPiece| -> Result<(), TrainError> {
+            let name = format!("w{:02}_{:04}.shard", piece.thread, piece.part);
+            write_shard(
+                &shard_dir.join(name),
+                piece.samples,
+                generation,
+                piece.games,
+                None,
+            )?;
+            Ok(())
+        };
+        let pb = bar(cfg.selfplay.games as u64, &format!("selfplay {generation}"));
+        let on_game = |g: &FinishedGame| {
+            pb.inc(1);
+            pb.set_message(format!(
+                "last: {} ({}) in {} plies",
+                g.result, g.reason, g.plies
+            ));
+        };
+        let job = SelfPlayJob {
+            config: cfg,
+            threads: self.worker_threads(
+                cfg.selfplay.games,
+                &format!("generation {generation} self-play"),
+            ),
+            variant: cfg.variant()?,
+            evaluator: &evaluator,
+            generation,
+            seed: self.stage_seed(generation, Stage::SelfPlay),
+            games: cfg.selfplay.games,
+            write_shard: &write,
+            on_game: &on_game,
+        };
+        let stats = run_generation(&job)?;
+        pb.finish_and_clear();
+        let ev = evaluator.stats();
+        let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
+        append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
+        self.log(&format!(
+            "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
+            row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
+            row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
+        ));
+        Ok(stats)
+    }
+}
+
+/// Longest `--worker` id.
+pub const MAX_WORKER_ID: usize = 32;
+
+/// A worker id is 1 to [`MAX_WORKER_ID`] ASCII letters, digits and `_`: it
+/// goes into file names, and `-` separates it from the sequence number.
+pub fn check_worker_id(id: &str) -> Result<(), TrainError> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_WORKER_ID
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        return Ok(());
+    }
+    Err(TrainError::Refused(format!(
+        "--worker {id:?}: a worker id is 1 to {MAX_WORKER_ID} letters, digits or `_`"
+    )))
+}
+
+/// The file name of worker `worker`'s shard number `seq`.
+pub fn worker_shard_name(worker: &str, seq: u64) -> String {
+    format!("w{worker}-{seq:06}.shard")
+}
+
+/// The worker and sequence number of an asynchronous shard's file name
+/// (none for other names, e.g. `halatafl train`'s `w00_0000.shard`).
+pub fn parse_worker_shard_name(name: &str) -> Option<(&str, u64)> {
+    let (worker, seq) = name
+        .strip_prefix('w')?
+        .strip_suffix(".shard")?
+        .rsplit_once('-')?;
+    check_worker_id(worker).ok()?;
+    if seq.is_empty() || !seq.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((worker, seq.parse().ok()?))
+}
+
+/// The next sequence number of `worker` in shard folder `dir`: one past its
+/// highest there, 0 when it has none (or the folder does not exist).
+pub fn next_shard_seq(dir: &Path, worker: &str) -> Result<u64, TrainError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(TrainError::io(dir, e)),
+    };
+    let mut next = 0;
+    for entry in entries {
+        let name = entry.map_err(at(dir))?.file_name();
+        if let Some((w, seq)) = parse_worker_shard_name(&name.to_string_lossy()) {
+            if w == worker {
+                next = next.max(seq + 1);
+            }
+        }
+    }
+    Ok(next)
+}
+
+impl Run {
+    /// `halatafl selfplay --run DIR --worker ID`: see the module doc.
+    pub fn run_selfplay_worker(&self, worker: &str) -> Result<(), TrainError> {
+        check_worker_id(worker)?;
+        self.require_async()?;
+        let _lock = self.exclusive(
+            &format!("selfplay-w{worker}"),
+            &format!("a self-play worker with --worker {worker}"),
+        )?;
+        halatafl_nn::set_threads(self.config.run.torch_threads);
+        let cfg = &self.config;
+        let last = cfg.run.generations;
+        let variant = cfg.variant()?;
+        let games = cfg.asynchronous.shard_games;
+        let mut loaded: Option<(u32, NetEvaluator)> = None;
+        loop {
+            let newest = self.newest_checkpoint()?.ok_or_else(|| {
+                TrainError::Refused(format!("{}: no checkpoint", self.dir.display()))
+            })?;
+            if newest >= last || self.is_finished() {
+                self.log(&format!(
+                    "self-play worker {worker}: checkpoint {newest} is the run's last; stopping"
+                ));
+                return Ok(());
+            }
+            if loaded.as_ref().map(|(g, _)| *g) != Some(newest) {
+                loaded = Some((newest, self.selfplay_evaluator(newest)?));
+                self.log(&format!(
+                    "self-play worker {worker}: playing with checkpoint {newest}"
+                ));
+            }
+            let (checkpoint, evaluator) = loaded.as_ref().expect("just loaded");
+            let generation = checkpoint + 1;
+            let dir = self.shard_dir(generation);
+            std::fs::create_dir_all(&dir).map_err(at(&dir))?;
+            let seq = next_shard_seq(&dir, worker)?;
+            let samples: Mutex<Vec<StoredSample>> = Mutex::new(Vec::new());
+            let collect = |piece: ShardPiece| -> Result<(), TrainError> {
+                samples
+                    .lock()
+                    .expect("samples lock")
+                    .extend_from_slice(piece.samples);
+                Ok(())
+            };
+            let job = SelfPlayJob {
+                config: cfg,
+                threads: cfg.run.threads.min(games).max(1),
+                variant,
+                evaluator,
+                generation,
+                seed: halatafl_arena::derive_seed(
+                    self.stage_seed(generation, Stage::SelfPlay),
+                    (crc32fast::hash(worker.as_bytes()) as u64) << 32 ^ seq,
+                ),
+                games,
+                write_shard: &collect,
+                on_game: &|_: &FinishedGame| {},
+            };
+            let stats = run_generation(&job)?;
+            let samples = samples.into_inner().expect("samples lock");
+            let ev = evaluator.stats();
+            let origin = ShardOrigin {
+                worker: worker.to_string(),
+                checkpoint: *checkpoint,
+                stats,
+                net_batch_mean: ev.mean_batch(),
+                cache_hit_rate: ev.hit_rate(),
+            };
+            let name = worker_shard_name(worker, seq);
+            write_shard(
+                &dir.join(&name),
+                &samples,
+                generation,
+                origin.stats.games,
+                Some(&origin),
+            )?;
+            self.log(&format!(
+                "self-play worker {worker}: shards/gen_{generation:04}/{name}: {} games, {} samples (checkpoint {checkpoint}), {:.2} games/s",
+                origin.stats.games,
+                samples.len(),
+                origin.stats.games as f64 / origin.stats.seconds.max(1e-9)
+            ));
+        }
+    }
+
+    /// The selfplay.csv row of generation `generation` in the asynchronous
+    /// mode: the totals of the workers' shards of that generation present
+    /// now (none if there are none). The learner writes it when it publishes
+    /// checkpoint `generation`, which trained on them; shards a worker still
+    /// finishes with the older checkpoint after that are trained on later
+    /// but not counted. Rates are per worker (games over summed
+    /// worker-seconds); batch size and cache hits are weighted by games.
+    pub(crate) fn selfplay_row_from_shards(
+        &self,
+        generation: u32,
+    ) -> Result<Option<SelfPlayRow>, TrainError> {
+        let mut stats = SelfPlayStats::default();
+        let (mut batch, mut hits) = (0.0, 0.0);
+        for path in self.shard_files(generation)? {
+            let Some(origin) = read_shard_header(&path)?.origin else {
+                continue;
+            };
+            let games = origin.stats.games as f64;
+            batch += origin.net_batch_mean * games;
+            hits += origin.cache_hit_rate * games;
+            stats.merge(&origin.stats);
+        }
+        if stats.games == 0 {
+            return Ok(None);
+        }
+        let games = stats.games as f64;
+        Ok(Some(self.selfplay_row(
+            generation,
+            &stats,
+            batch / games,
+            hits / games,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_round_trip_and_sequences_continue_per_worker() {
+        assert_eq!(worker_shard_name("a_1", 7), "wa_1-000007.shard");
+        assert_eq!(
+            parse_worker_shard_name("wa_1-000007.shard"),
+            Some(("a_1", 7))
+        );
+        assert_eq!(
+            parse_worker_shard_name("w3-1234567.shard"),
+            Some(("3", 1234567))
+        );
+        for other in [
+            "w00_0000.shard",
+            "expert_0000.shard",
+            ".w3-000001.shard.tmp-77",
+            "w3-.shard",
+            "w-000001.shard",
+            "w3-00x1.shard",
+            "wa-b-000001.shard",
+        ] {
+            assert_eq!(parse_worker_shard_name(other), None, "{other}");
+        }
+        for bad in ["", "a-b", "a b", "x/y", &"w".repeat(MAX_WORKER_ID + 1)] {
+            assert!(check_worker_id(bad).is_err(), "{bad:?}");
+        }
+
+        let dir = std::env::temp_dir().join(format!("halatafl-seq-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(next_shard_seq(&dir, "1").unwrap(), 0, "no folder yet");
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "w1-000000.shard",
+            "w1-000004.shard",
+            "w2-000009.shard",
+            "w00_0000.shard",
+            ".w1-000005.shard.tmp-123",
+        ] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        // After the worker's highest (gaps are not refilled), per worker;
+        // a temporary file of a killed write is not a shard.
+        assert_eq!(next_shard_seq(&dir, "1").unwrap(), 5);
+        assert_eq!(next_shard_seq(&dir, "2").unwrap(), 10);
+        assert_eq!(next_shard_seq(&dir, "3").unwrap(), 0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
