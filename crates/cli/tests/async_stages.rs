@@ -18,13 +18,22 @@ use std::time::{Duration, Instant};
 const GENERATIONS: u32 = 3;
 
 /// configs/ci.toml (its [async] section: 2 games per shard, ratio 4) with
-/// three generations.
+/// three generations and one thread per process: four processes share the
+/// cores, and more threads only make them wait for each other (two threads
+/// each made these tests take minutes instead of seconds).
 fn async_config(dir: &Path) -> PathBuf {
     let text = std::fs::read_to_string(workspace().join("configs/ci.toml")).unwrap();
-    let text = text.replace(
+    let mut text = text.replace(
         "generations = 2\n",
         &format!("generations = {GENERATIONS}\n"),
     );
+    for (from, to) in [
+        ("threads = 2 ", "threads = 1 "),
+        ("torch_threads = 2 ", "torch_threads = 1 "),
+    ] {
+        assert!(text.contains(from), "ci.toml lost `{from}`");
+        text = text.replacen(from, to, 1);
+    }
     assert!(text.contains("[async]"), "ci.toml lost its [async] section");
     let path = dir.join("async.toml");
     std::fs::write(&path, text).unwrap();

@@ -343,6 +343,12 @@ pub struct AsyncSection {
     /// Seconds a waiting process sleeps before it looks again (for samples,
     /// checkpoints, or the end of the run).
     pub poll_seconds: f64,
+    /// How far self-play may run ahead of the learner, in generations: a
+    /// worker waits while the shards already hold the samples the learner
+    /// needs for the checkpoint this many past its next one. Samples played
+    /// further ahead would come from an ever older network, and workers that
+    /// never wait starve a learner that shares their cores.
+    pub max_ahead_generations: u32,
 }
 
 impl Default for AsyncSection {
@@ -351,6 +357,7 @@ impl Default for AsyncSection {
             train_ratio: 8.0,
             shard_games: 16,
             poll_seconds: 2.0,
+            max_ahead_generations: 2,
         }
     }
 }
@@ -730,6 +737,11 @@ impl RunConfig {
             ));
         }
         real("async.poll_seconds", a.poll_seconds, above(0.0, 3600.0))?;
+        count(
+            "async.max_ahead_generations",
+            a.max_ahead_generations,
+            0..=MAX_GENERATIONS,
+        )?;
         Ok(())
     }
 }
@@ -853,6 +865,7 @@ mod tests {
         ("async.shard_games", "5000"),
         ("async.poll_seconds", "0.0"),
         ("async.poll_seconds", "86400.0"),
+        ("async.max_ahead_generations", "200000"),
     ];
 
     /// Keys that take every value of their type (TOML refuses the others).

@@ -292,17 +292,33 @@ pub fn learner_may_train(
         && selfplay_samples >= samples_needed(generation, steps, batch_size, train_ratio)
 }
 
+/// The self-play workers' waiting rule, the other side of the learner's: a
+/// worker plays on while the shards hold fewer samples than the learner
+/// needs for checkpoint `published + 1 + max_ahead` (see
+/// `async.max_ahead_generations`), and waits otherwise.
+pub fn selfplay_may_play(
+    published: u32,
+    selfplay_samples: u64,
+    max_ahead: u32,
+    steps: u64,
+    batch_size: usize,
+    train_ratio: f64,
+) -> bool {
+    let target = published.saturating_add(1).saturating_add(max_ahead);
+    selfplay_samples < samples_needed(target, steps, batch_size, train_ratio)
+}
+
 /// Sample counts of the self-play shards, read from their headers once each
 /// (a shard never changes after its rename).
 #[derive(Default)]
-struct SampleCounts {
+pub(crate) struct SampleCounts {
     /// Shard file -> (generation, samples).
     seen: BTreeMap<PathBuf, (u32, u64)>,
 }
 
 impl SampleCounts {
     /// Samples per generation (1 on) of the shards present now.
-    fn refresh(&mut self, run: &Run) -> Result<BTreeMap<u32, u64>, TrainError> {
+    pub(crate) fn refresh(&mut self, run: &Run) -> Result<BTreeMap<u32, u64>, TrainError> {
         let shards = run.dir.join("shards");
         let mut generations: Vec<u32> = std::fs::read_dir(&shards)
             .map_err(at(&shards))?
@@ -452,5 +468,24 @@ mod tests {
         assert!(!learner_may_train(2, 10_000, 0, 10, 32, 4.0));
         // A huge ratio trains as soon as there is anything.
         assert!(learner_may_train(5, 1, 1, 10, 32, 1e6));
+    }
+
+    #[test]
+    fn workers_wait_when_self_play_is_far_enough_ahead() {
+        // 80 samples per generation; checkpoint 2 published. With 2
+        // generations ahead allowed, workers play until checkpoint 5's
+        // 400 samples exist.
+        assert!(selfplay_may_play(2, 399, 2, 10, 32, 4.0));
+        assert!(!selfplay_may_play(2, 400, 2, 10, 32, 4.0));
+        // Ahead 0: only what the learner's next checkpoint needs.
+        assert!(selfplay_may_play(2, 239, 0, 10, 32, 4.0));
+        assert!(!selfplay_may_play(2, 240, 0, 10, 32, 4.0));
+        // The learner's next checkpoint is always reachable: whenever the
+        // workers wait, the learner may train (given a non-empty window).
+        for samples in 0..1000 {
+            if !selfplay_may_play(2, samples, 0, 10, 32, 4.0) {
+                assert!(learner_may_train(3, samples, 1, 10, 32, 4.0));
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@
 //! last generation's checkpoint exists (or `finished.json`).
 
 use crate::error::{at, TrainError};
+use crate::learn::{selfplay_may_play, SampleCounts};
 use crate::rows::{append_rows, SelfPlayRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
@@ -264,6 +265,8 @@ impl Run {
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
         let mut loaded: Option<(u32, NetEvaluator)> = None;
+        let mut counts = SampleCounts::default();
+        let mut waiting = false;
         loop {
             let newest = self.newest_checkpoint()?.ok_or_else(|| {
                 TrainError::Refused(format!("{}: no checkpoint", self.dir.display()))
@@ -274,6 +277,28 @@ impl Run {
                 ));
                 return Ok(());
             }
+            let a = &cfg.asynchronous;
+            let played: u64 = counts.refresh(self)?.values().sum();
+            let (steps, batch) = (cfg.train.steps_per_generation, cfg.train.batch_size);
+            if !selfplay_may_play(
+                newest,
+                played,
+                a.max_ahead_generations,
+                steps,
+                batch,
+                a.train_ratio,
+            ) {
+                if !waiting {
+                    self.log(&format!(
+                        "self-play worker {worker}: {played} samples are enough up to checkpoint {}; waiting for the learner",
+                        newest + 1 + a.max_ahead_generations
+                    ));
+                    waiting = true;
+                }
+                self.poll_pause();
+                continue;
+            }
+            waiting = false;
             if loaded.as_ref().map(|(g, _)| *g) != Some(newest) {
                 loaded = Some((newest, self.selfplay_evaluator(newest)?));
                 self.log(&format!(
