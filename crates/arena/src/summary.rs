@@ -149,19 +149,24 @@ fn pair_line(f: &mut fmt::Formatter<'_>, p: &PairRecord) -> fmt::Result {
     )
 }
 
-/// Scores are against the other agent; intervals are 95% (Wilson on games,
-/// normal on game pairs); Elo is the difference to the other agent implied by
-/// the score. `ptnml(0-2)` counts the pairs that scored 0, 1/2, 1, 3/2 and 2
-/// points of 2, as Fishtest prints them.
+/// Agent A's scores against agent B, then both agents' thinking time: B's
+/// scores are A's mirrored (a win of one is a loss of the other), so they
+/// say nothing new. The alternate form (`{:#}`) prints B's scores too.
+/// Intervals are 95% (Wilson on games, normal on game pairs); Elo is the
+/// difference to the other agent implied by the score. `ptnml(0-2)` counts
+/// the pairs that scored 0, 1/2, 1, 3/2 and 2 points of 2, as Fishtest
+/// prints them.
 impl fmt::Display for MatchSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (name, a) in ["A", "B"].iter().zip(&self.agents) {
+        for (i, (name, a)) in ["A", "B"].iter().zip(&self.agents).enumerate() {
             writeln!(f, "agent {name}: {}", a.spec)?;
-            line(f, "overall", &a.overall)?;
-            line(f, "as foxes", &a.foxes)?;
-            line(f, "as geese", &a.geese)?;
-            if a.pairs.pairs() > 0 {
-                pair_line(f, &a.pairs)?;
+            if i == 0 || f.alternate() {
+                line(f, "overall", &a.overall)?;
+                line(f, "as foxes", &a.foxes)?;
+                line(f, "as geese", &a.geese)?;
+                if a.pairs.pairs() > 0 {
+                    pair_line(f, &a.pairs)?;
+                }
             }
             writeln!(
                 f,
@@ -172,6 +177,48 @@ impl fmt::Display for MatchSummary {
         }
         Ok(())
     }
+}
+
+/// One line per opponent, from agent A's side of each summary: games, the
+/// score over game pairs with its 95% interval (over games, Wilson, when no
+/// opening was played both ways), the score as foxes and as geese, and both
+/// agents' thinking time per move. The compact form of several
+/// [`MatchSummary`]s, for the end of a run.
+pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
+    let width = entries
+        .iter()
+        .map(|(name, _)| name.len())
+        .chain(["opponent".len()])
+        .max()
+        .unwrap_or(8);
+    let mut out = format!(
+        "{:<width$}  games  score [95% interval]    over   as foxes  as geese  ms/move  theirs\n",
+        "opponent"
+    );
+    for (name, summary) in entries {
+        let [me, them] = &summary.agents;
+        let (score, (lo, hi), over) = if me.pairs.pairs() > 0 {
+            (me.pairs.score(), me.pairs.interval(), "pairs")
+        } else {
+            (me.overall.score(), me.overall.interval(), "games")
+        };
+        let side = |r: &Record| {
+            if r.games() > 0 {
+                format!("{:.3}", r.score())
+            } else {
+                "-".into()
+            }
+        };
+        out.push_str(&format!(
+            "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {:>7.1}  {:>6.1}\n",
+            me.overall.games(),
+            side(&me.foxes),
+            side(&me.geese),
+            me.time.ms_per_move(),
+            them.time.ms_per_move(),
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -245,6 +292,26 @@ mod tests {
             text.contains("pairs        3 pairs  ptnml(0-2) 0, 0, 2, 1, 0  score 0.583"),
             "{text}"
         );
+        // Agent B's mirrored scores only in the alternate form.
+        let b_block = text.split("agent B:").nth(1).unwrap();
+        assert!(!b_block.contains("overall") && b_block.contains("ms per move"));
+        let both = format!("{s:#}");
+        let b_block = both.split("agent B:").nth(1).unwrap();
+        assert!(
+            b_block.contains("pairs        3 pairs  ptnml(0-2) 0, 1, 2, 0, 0  score 0.417"),
+            "{both}"
+        );
+        // The scoreboard line: pair score, per side, times.
+        let board = scoreboard(&[("b".to_string(), s.clone())]);
+        let line = board.lines().nth(1).unwrap();
+        assert!(line.starts_with("b "), "{board}");
+        assert!(
+            line.contains("  7  0.583 [") && line.contains("pairs"),
+            "{board}"
+        );
+        // A has the foxes in games 1, 3, 5, 7: won 1, 5, 7 (3 of 4); as the
+        // geese (2, 4, 6): won 4, drew 6 (1.5 of 3).
+        assert!(line.contains("   0.750     0.500"), "{board}");
         // Without pairs (one game) there is no pairs line.
         let s = MatchSummary::from_match("a", "b", &rows[6..]);
         assert!(!s.to_string().contains("pairs"));

@@ -77,14 +77,34 @@ fn summary_agrees_with_the_csv_per_side_and_per_pair() {
         assert!(a_block.contains(label), "{label}\n{stdout}");
     }
     assert!(stdout.contains("normal on game pairs"), "{stdout}");
+    // Agent B's block has its time only; `--both-agents` adds its scores.
+    let b_block = stdout.split("agent B:").nth(1).unwrap();
+    assert!(
+        !b_block.contains("overall") && b_block.contains("ms per move"),
+        "{stdout}"
+    );
+    let out = summary_with(&[csv_path.as_path()], &["--both-agents"]);
+    let both = String::from_utf8_lossy(&out.stdout);
+    let b_block = both.split("agent B:").nth(1).unwrap();
+    let b_points = 12.0 - total;
+    assert!(b_block.contains(&format!("overall     12 games")), "{both}");
+    assert!(
+        b_block.contains(&format!("score {:.3} [", b_points / 12.0)),
+        "{both}"
+    );
     summary_reprints_and_pools(&csv_path, &stdout);
     std::fs::remove_dir_all(&dir).ok();
 }
 
 fn summary(files: &[&std::path::Path]) -> std::process::Output {
+    summary_with(files, &[])
+}
+
+fn summary_with(files: &[&std::path::Path], flags: &[&str]) -> std::process::Output {
     Command::new(bin())
         .arg("summary")
         .args(files)
+        .args(flags)
         .output()
         .unwrap()
 }

@@ -113,15 +113,17 @@ impl Run {
         append_rows(&self.dir.join("eval.csv"), rows)?;
         Ok(summaries)
     }
-    /// How the last evaluated generation scored against each opponent, per
-    /// side, with intervals (from `eval.csv`).
+    /// How the last evaluated generation scored against each opponent: one
+    /// line each, with the score over game pairs and its interval, the
+    /// score per side and the time per move (from `eval.csv`; the log has
+    /// the full summaries).
     pub fn final_report(&self) -> Result<String, TrainError> {
         let rows: Vec<EvalRow> = read_csv_rows(&self.dir.join("eval.csv"))?;
         let Some(last) = rows.iter().map(|r| r.generation).max() else {
             return Ok("no evaluation games yet".into());
         };
         let me = self.agent_spec(last);
-        let mut out = format!("generation {last} ({me}):\n");
+        let mut entries = Vec::new();
         let mut opponents: Vec<&str> = Vec::new();
         for r in rows.iter().filter(|r| r.generation == last) {
             if !opponents.contains(&r.opponent.as_str()) {
@@ -139,12 +141,15 @@ impl Run {
             } else {
                 games[0].foxes.clone()
             };
-            out.push_str(&format!(
-                "vs {name}:\n{}\n",
-                MatchSummary::from_match(&me, &other, &games)
+            entries.push((
+                name.to_string(),
+                MatchSummary::from_match(&me, &other, &games),
             ));
         }
-        Ok(out)
+        Ok(format!(
+            "generation {last} ({me}):\n{}",
+            halatafl_arena::scoreboard(&entries)
+        ))
     }
 
     /// `halatafl evaluate --run DIR`: see the module doc.

@@ -18,7 +18,6 @@ pub fn run(args: EvaluateArgs) -> Result<()> {
     let run = Run::open(&args.run).context("cannot open the run")?;
     let factory = super::train::base_factory(&run)?;
     run.run_evaluator(&factory)?;
-    println!("{}", run.final_report()?);
-    println!("run: {}", run.dir.display());
-    Ok(())
+    // The evaluator is the last stage to end: the run is complete.
+    super::train::finish(&run)
 }

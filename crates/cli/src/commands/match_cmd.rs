@@ -80,6 +80,9 @@ pub struct MatchArgs {
     pub agent_b: String,
     #[command(flatten)]
     pub arena: ArenaArgs,
+    /// Also print agent B's scores (agent A's mirrored), as before.
+    #[arg(long)]
+    pub both_agents: bool,
 }
 
 pub fn run(args: MatchArgs) -> Result<()> {
@@ -102,7 +105,11 @@ pub fn run(args: MatchArgs) -> Result<()> {
         config.openings,
         halatafl_arena::INTERVALS
     );
-    print!("{summary}");
+    if args.both_agents {
+        print!("{summary:#}");
+    } else {
+        print!("{summary}");
+    }
     println!("games written to {}", args.arena.csv.display());
     Ok(())
 }

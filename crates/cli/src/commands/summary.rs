@@ -13,6 +13,9 @@ pub struct SummaryArgs {
     /// One or more CSV files with one row per game, in the arena's columns.
     #[arg(required = true)]
     pub csv: Vec<PathBuf>,
+    /// Also print agent B's scores (agent A's mirrored), as before.
+    #[arg(long)]
+    pub both_agents: bool,
 }
 
 /// The games of one pair of agents in one variant.
@@ -80,7 +83,11 @@ pub fn run(args: SummaryArgs) -> Result<()> {
             key.0,
             files.join(", ")
         );
-        print!("{summary}");
+        if args.both_agents {
+            print!("{summary:#}");
+        } else {
+            print!("{summary}");
+        }
     }
     Ok(())
 }

@@ -126,7 +126,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let factory = base_factory(&run)?;
     if args.init_only {
         run.init_async(&factory)?;
-        println!("{}", run.final_report()?);
+        print!("{}", run.final_report()?);
         println!("run: {}", run.dir.display());
         let dir = run.dir.display();
         println!(
@@ -136,7 +136,25 @@ pub fn run(args: TrainArgs) -> Result<()> {
         return Ok(());
     }
     run.execute(&factory)?;
-    println!("{}", run.final_report()?);
+    finish(&run)
+}
+
+/// The end of a finished run: its report written (the plots are there
+/// without another command), then the scoreboard and where things are.
+pub fn finish(run: &Run) -> Result<()> {
+    let report = halatafl_report::write_report(&run.dir, None)
+        .with_context(|| format!("writing the report of {}", run.dir.display()))?;
+    print!("{}", run.final_report()?);
     println!("run: {}", run.dir.display());
+    if let Some(md) = report
+        .files
+        .iter()
+        .find(|f| f.extension().is_some_and(|e| e == "md"))
+    {
+        println!(
+            "report: {} (plots beside it; `halatafl report` redraws them)",
+            md.display()
+        );
+    }
     Ok(())
 }
