@@ -118,6 +118,9 @@ class Driver:
             cpus = self.args.num_cpus or max(os.cpu_count() or 1, wanted)
             gpus = resources["learn"]["num_gpus"]
             ray.init(num_cpus=cpus, num_gpus=gpus or None, include_dashboard=False, log_to_driver=False)
+        # scancel and `kill` send SIGTERM: stop as on Ctrl-C. Set after
+        # ray.init, whose own handler (a crash report) would replace it.
+        signal.signal(signal.SIGTERM, _interrupt)
         self.say(f"Ray {ray.__version__}: {ray.cluster_resources()}")
         gpus = ray.cluster_resources().get("GPU", 0)
         if resources["learn"]["num_gpus"] > gpus:
@@ -138,14 +141,14 @@ class Driver:
         if (self.run / "async.json").exists():
             self.say(f"resuming {self.run}")
             return
-        if self.run.exists():
+        if (self.run / "config.toml").exists():
             args = ["train", "--resume", str(self.run), "--init-only"]
             self.say(f"finishing generation 0 of {self.run}")
         else:
             args = ["train", "--init-only", "--config", str(self.args.config.resolve()), "--run", str(self.run)]
             self.say(f"new run {self.run}: generation 0")
-        # The init's log cannot live in a run directory it has not made yet.
-        self.logs = self.run.parent / f".{self.run.name}.ray-logs"
+            # The init's log cannot live in a run directory not made yet.
+            self.logs = self.run.parent / f".{self.run.name}.ray-logs"
         handle = self.actor("init", args, resources, max_restarts=0)
         result = self.ray.get(handle.wait.remote())
         self.ray.kill(handle, no_restart=True)
@@ -153,12 +156,10 @@ class Driver:
         if result["code"] != 0:
             raise RunError(f"generation 0 failed (status {result['code']}; {result['log']}):\n{result['tail']}")
         self.logs = self.run / "ray-logs"
-        (self.logs).mkdir(exist_ok=True)
-        os.replace(result["log"], self.logs / "init.log")
-        try:
+        if Path(result["log"]).parent != self.logs:
+            self.logs.mkdir(exist_ok=True)
+            os.replace(result["log"], self.logs / "init.log")
             os.rmdir(Path(result["log"]).parent)
-        except OSError:
-            pass
 
     def execute(self) -> int:
         ray = self.ray
@@ -230,7 +231,6 @@ def _interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    # scancel and `kill` send SIGTERM: stop as on Ctrl-C.
     signal.signal(signal.SIGTERM, _interrupt)
     driver = None
     try:
