@@ -9,3 +9,5 @@ cargo build --release --workspace --all-targets
 cargo test --release --workspace
 # The analysis notebooks, executed headless on a small run (Python venv cached).
 ./scripts/check-notebooks.sh
+# The Ray driver (python/halatafl_ray) on a local Ray instance (venv cached).
+./scripts/check-ray.sh
