@@ -161,28 +161,25 @@ pub fn write_shard(
 /// below this; a wrong file (a device, an image) is refused before reading.
 pub const MAX_SHARD_BYTES: u64 = 1 << 30;
 
-pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
-    let bytes =
-        halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
-            ShardError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    decode_shard(path, &bytes)
+/// A shard file's bytes: a regular file of at most [`MAX_SHARD_BYTES`].
+fn read_shard_bytes(path: &Path) -> Result<Vec<u8>, ShardError> {
+    halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
+        ShardError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
-/// A shard's header, after the same checks as [`read_shard`] but without
-/// decoding the records (the learner counts samples this way).
+pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
+    decode_shard(path, &read_shard_bytes(path)?)
+}
+
+/// A shard's header, after the same checks as [`read_shard`] (the checksum
+/// covers the whole file) but without decoding the records (the learner
+/// and the workers count samples this way).
 pub fn read_shard_header(path: &Path) -> Result<ShardHeader, ShardError> {
-    let bytes =
-        halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
-            ShardError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    decode_header(path, &bytes).map(|(header, _, _)| header)
+    decode_header(path, &read_shard_bytes(path)?).map(|(header, _, _)| header)
 }
 
 /// The checked header, the body (the bytes before the CRC) and where the
