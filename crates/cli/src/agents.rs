@@ -20,7 +20,9 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           e.g. mcts:sims=2000, mcts:sims=200,gumbel=true
   net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
                                           a trained network: MCTS with N simulations
-                                          guided by it, or its raw policy with sims=0";
+                                          guided by it, or its raw policy with sims=0
+  best[:sims=N|ms=T][,net options]        the network shipped in models/ (built into the
+                                          binary), e.g. best:ms=100; raw policy by default";
 
 /// Network agents of one process share one inference server per checkpoint.
 fn net_registry() -> &'static halatafl_nn::NetRegistry {
@@ -43,6 +45,7 @@ pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Ag
             &parsed, seed,
         )?)),
         "net" => halatafl_nn::build_net_agent(&parsed, seed, net_registry()),
+        "best" => halatafl_nn::build_shipped_agent(&parsed, seed, net_registry()),
         _ => Err(parsed.unknown_kind(AGENT_FORMS)),
     }
 }

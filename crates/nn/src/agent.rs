@@ -55,17 +55,30 @@ impl NetRegistry {
     /// The shared evaluator of a checkpoint, loading it on first use.
     pub fn evaluator(
         &self,
-        ckpt: &Path,
+        source: NetSource,
         device: &str,
         precision: Precision,
     ) -> Result<Arc<NetEvaluator>, String> {
-        let key = format!("{}|{device}|{precision:?}", ckpt.display());
+        let name = match source {
+            NetSource::File(path) => path.display().to_string(),
+            NetSource::Shipped => format!("<shipped {SHIPPED_NETWORK_NAME}>"),
+        };
+        let key = format!("{name}|{device}|{precision:?}");
         let mut map = self.evaluators.lock().expect("registry lock");
         if let Some(e) = map.get(&key) {
             return Ok(e.clone());
         }
         let device = crate::parse_device(device).map_err(|e| e.to_string())?;
-        let (trainer, _) = checkpoint::load(ckpt, None, device).map_err(|e| e.to_string())?;
+        let (trainer, _) = match source {
+            NetSource::File(path) => checkpoint::load(path, None, device),
+            NetSource::Shipped => checkpoint::load_bytes(
+                Path::new(SHIPPED_NETWORK_NAME),
+                SHIPPED_NETWORK,
+                None,
+                device,
+            ),
+        }
+        .map_err(|e| e.to_string())?;
         let net = InferenceNet::new(&trainer.net, precision, device);
         let evaluator = Arc::new(NetEvaluator::start(move || net, self.config));
         map.insert(key, evaluator.clone());
@@ -76,6 +89,26 @@ impl NetRegistry {
     pub fn clear(&self) {
         self.evaluators.lock().expect("registry lock").clear();
     }
+}
+
+/// The network shipped with the workbench, `models/best.safetensors` of the
+/// repository, built into the binary so that `best` plays the same network
+/// wherever the binary is run (`models/README.md` says how it was trained).
+pub const SHIPPED_NETWORK: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../models/best.safetensors"
+));
+
+/// The shipped network's file in the repository, for messages.
+pub const SHIPPED_NETWORK_NAME: &str = "models/best.safetensors";
+
+/// Where a network agent's weights come from.
+#[derive(Clone, Copy, Debug)]
+pub enum NetSource<'a> {
+    /// A checkpoint file (`net:ckpt=PATH`).
+    File(&'a Path),
+    /// [`SHIPPED_NETWORK`] (`best`).
+    Shipped,
 }
 
 /// Builds a `net:` agent.
@@ -89,30 +122,52 @@ pub fn build_net_agent(
         why: "`ckpt=PATH` is required".into(),
         forms: net_forms(),
     })?;
+    build_agent_from(spec, seed, registry, NetSource::File(Path::new(&ckpt)))
+}
+
+/// Builds a `best` agent: the shipped network, with a `net:` agent's
+/// options except `ckpt` (`best`, `best:ms=100`, `best:sims=200`).
+pub fn build_shipped_agent(
+    spec: &AgentSpec,
+    seed: u64,
+    registry: &NetRegistry,
+) -> Result<Box<dyn Agent>, SpecError> {
+    build_agent_from(spec, seed, registry, NetSource::Shipped)
+}
+
+fn build_agent_from(
+    spec: &AgentSpec,
+    seed: u64,
+    registry: &NetRegistry,
+    source: NetSource,
+) -> Result<Box<dyn Agent>, SpecError> {
+    // `ckpt` names the source of a `net:` agent only.
+    let options = || {
+        NET_OPTIONS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(move |k| matches!(source, NetSource::File(_)) || *k != "ckpt")
+    };
     let sims: u32 = spec.get_or("sims", 0)?;
     // `ms=` alone means a timed search; `sims=0` (or neither) the raw policy.
     let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
     let precision: Precision = spec.get_or("precision", Precision::F32)?;
     let evaluator = registry
-        .evaluator(Path::new(&ckpt), &device, precision)
+        .evaluator(source, &device, precision)
         .map_err(|why| SpecError::Build {
             spec: spec.to_string(),
             why,
         })?;
     if raw_policy {
-        let known: Vec<&str> = NET_OPTIONS.iter().map(|(k, _)| *k).collect();
+        let known: Vec<&str> = options().collect();
         spec.check_keys(&known)?;
         return Ok(Box::new(PolicyAgent {
             spec: spec.to_string(),
             evaluator,
         }));
     }
-    let extra: Vec<&str> = NET_OPTIONS
-        .iter()
-        .map(|(k, _)| *k)
-        .filter(|k| !["sims", "ms"].contains(k))
-        .collect();
+    let extra: Vec<&str> = options().filter(|k| !["sims", "ms"].contains(k)).collect();
     let parsed = from_spec(spec, &extra)?;
     let evaluator: Arc<dyn Evaluator<Game>> = evaluator;
     let mut agent =

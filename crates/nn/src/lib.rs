@@ -20,7 +20,10 @@ pub mod model;
 pub mod sample;
 pub mod train;
 
-pub use agent::{build_net_agent, NetRegistry};
+pub use agent::{
+    build_net_agent, build_shipped_agent, NetRegistry, NetSource, SHIPPED_NETWORK,
+    SHIPPED_NETWORK_NAME,
+};
 pub use config::NetConfig;
 pub use evaluator::{EvaluatorConfig, NetEvaluator};
 pub use inference::{InferenceNet, Precision};

@@ -1,0 +1,82 @@
+//! The network shipped in `models/best.safetensors`, as users reach it: the
+//! `best` spec loads it with the current code (its checkpoint format,
+//! checksum and encoding version are checked on load), plays legal moves,
+//! and beats `random` over game pairs.
+
+mod common;
+
+use common::{bin, read_csv, scratch};
+use std::process::Command;
+
+#[test]
+fn the_shipped_network_loads_and_beats_random() {
+    let dir = scratch("shipped");
+    let csv = dir.join("best-vs-random.csv");
+    let out = Command::new(bin())
+        .args(["match", "best", "random", "--games", "8", "--openings", "2"])
+        .args(["--seed", "3", "--threads", "2", "--csv"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let games = read_csv(&csv);
+    assert_eq!(games.len(), 8);
+    let points: f64 = games
+        .iter()
+        .map(|g| {
+            let best_side = if g["foxes"] == "best" {
+                "foxes"
+            } else {
+                "geese"
+            };
+            match g["result"].as_str() {
+                "draw" => 0.5,
+                r if r == best_side => 1.0,
+                _ => 0.0,
+            }
+        })
+        .sum();
+    assert!(
+        points >= 6.0,
+        "best scored {points} of 8 against random\n{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_best_spec_takes_network_options_but_not_a_checkpoint() {
+    let out = Command::new(bin())
+        .args(["engine", "--agent", "best:sims=16"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"id\ngo\nquit\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("id agent best:sims=16"), "{text}");
+    assert!(text.contains("bestmove "), "{text}");
+    let out = Command::new(bin())
+        .args([
+            "match",
+            "best:ckpt=x.safetensors",
+            "random",
+            "--games",
+            "2",
+            "--csv",
+        ])
+        .arg(scratch("shipped-bad").join("x.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`ckpt` is not an option"), "{err}");
+}
