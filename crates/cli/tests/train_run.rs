@@ -66,7 +66,13 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
         stdout.contains(&format!("run: {}", clean.display())),
         "{stdout}"
     );
-    assert!(stdout.contains("vs random"), "{stdout}");
+    // The end-of-run scoreboard: a line per opponent, and the report.
+    assert!(
+        stdout.contains("opponent  games  score [95% interval]"),
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.starts_with("random ")), "{stdout}");
+    assert!(clean.join("report/report.md").exists(), "{stdout}");
 
     // Kill twice at different moments, then let it finish.
     let killed = dir.join("killed");
@@ -184,7 +190,10 @@ fn extend_finished_run(run: &Path) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("vs random"));
+    // Generation 3 was evaluated: the scoreboard has its random line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("generation 3 "), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("random ")), "{stdout}");
     let selfplay = csv_without_timing(&run.join("selfplay.csv"));
     assert_eq!(selfplay.len(), 4, "generations 0..=3, each once");
     assert_eq!(selfplay[..3], selfplay_before[..]);
