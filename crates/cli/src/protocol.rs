@@ -135,6 +135,16 @@ impl<R: BufRead> Iterator for InputLines<R> {
     }
 }
 
+/// `word` as echoed in an error: at most 40 characters of it, so that a
+/// line of garbage does not come back as a megabyte of reply.
+fn shortened(word: &str) -> String {
+    const MOST: usize = 40;
+    match word.char_indices().nth(MOST) {
+        Some((end, _)) => format!("{}... ({} bytes)", &word[..end], word.len()),
+        None => word.to_string(),
+    }
+}
+
 /// The longest line kept, in bytes: far more than any command needs (a
 /// `position ... moves` line of a 300-ply game is about 2 KB), and a bound
 /// on memory when the input is not line-shaped at all (`< /dev/zero`).
@@ -462,7 +472,10 @@ impl<'a> Engine<'a> {
                     stop,
                 })
             }
-            other => Step::error(format!("unknown command `{other}`; commands: {COMMANDS}")),
+            other => Step::error(format!(
+                "unknown command `{}`; commands: {COMMANDS}",
+                shortened(other)
+            )),
         }
     }
 
@@ -967,10 +980,15 @@ mod tests {
         let mut exact = vec![b'y'; MAX_LINE_BYTES];
         exact.push(b'\n');
         let out = run_script(&mut engine, &exact);
+        assert_eq!(out.len(), 1);
+        let expected = format!(
+            "error unknown command `{}... ({MAX_LINE_BYTES} bytes)`;",
+            "y".repeat(40)
+        );
         assert!(
-            out.len() == 1 && out[0].starts_with("error unknown command"),
+            out[0].starts_with(&expected),
             "{}",
-            &out[0][..60]
+            &out[0][..out[0].len().min(200)]
         );
     }
 
