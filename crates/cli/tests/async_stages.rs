@@ -41,18 +41,7 @@ fn async_config(dir: &Path) -> PathBuf {
 }
 
 fn init_run(config: &Path, run: &Path) {
-    let out = Command::new(bin())
-        .args(["train", "--init-only", "--config"])
-        .arg(config)
-        .arg("--run")
-        .arg(run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::train_new_run_with(config, run, &["--init-only"]);
     assert!(run.join("async.json").exists());
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());
     assert!(!run.join("checkpoints/gen_0001.safetensors").exists());

@@ -87,7 +87,7 @@ fn summary_agrees_with_the_csv_per_side_and_per_pair() {
     let both = String::from_utf8_lossy(&out.stdout);
     let b_block = both.split("agent B:").nth(1).unwrap();
     let b_points = 12.0 - total;
-    assert!(b_block.contains(&format!("overall     12 games")), "{both}");
+    assert!(b_block.contains("overall     12 games"), "{both}");
     assert!(
         b_block.contains(&format!("score {:.3} [", b_points / 12.0)),
         "{both}"

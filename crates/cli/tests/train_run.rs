@@ -266,18 +266,7 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     std::fs::write(&config, text).unwrap();
     let run = dir.join("run");
     // `--generations` overrides the config's 2, and config.toml records it.
-    let out = Command::new(bin())
-        .args(["train", "--generations", "1", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::train_new_run_with(&config, &run, &["--generations", "1"]);
     let recorded = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(recorded.contains("generations = 1\n"), "{recorded}");
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());

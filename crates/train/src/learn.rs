@@ -332,9 +332,9 @@ impl SampleCounts {
         generations.sort();
         for g in generations {
             for path in run.shard_files(g)? {
-                if !self.seen.contains_key(&path) {
-                    let count = read_shard_header(&path)?.count as u64;
-                    self.seen.insert(path, (g, count));
+                if let std::collections::btree_map::Entry::Vacant(entry) = self.seen.entry(path) {
+                    let count = read_shard_header(entry.key())?.count as u64;
+                    entry.insert((g, count));
                 }
             }
         }

@@ -358,7 +358,8 @@ impl Run {
     /// Whether generation `generation` is evaluated: every `eval.every`-th
     /// and the last.
     pub fn evaluation_due(&self, generation: u32) -> bool {
-        generation == self.config.run.generations || generation % self.config.eval.every == 0
+        generation == self.config.run.generations
+            || generation.is_multiple_of(self.config.eval.every)
     }
 
     /// Prepares the run for the asynchronous stages: runs generation 0 in

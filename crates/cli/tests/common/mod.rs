@@ -25,8 +25,15 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// `halatafl train --config CONFIG --run RUN`, which must succeed.
 pub fn train_new_run(config: &Path, run: &Path) -> Output {
+    train_new_run_with(config, run, &[])
+}
+
+/// `halatafl train FLAGS --config CONFIG --run RUN`, which must succeed.
+pub fn train_new_run_with(config: &Path, run: &Path, flags: &[&str]) -> Output {
     let out = Command::new(bin())
-        .args(["train", "--config"])
+        .arg("train")
+        .args(flags)
+        .arg("--config")
         .arg(config)
         .arg("--run")
         .arg(run)
