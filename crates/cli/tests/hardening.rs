@@ -4,28 +4,11 @@
 
 mod common;
 
-use common::{bin, scratch};
+use common::{bin, fails, halatafl, scratch};
 use std::process::{Command, Output, Stdio};
-
-fn halatafl(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs a command that must fail cleanly (exit 1, not a panic) and returns
-/// its standard error.
-fn fails(args: &[&str]) -> String {
-    let out = halatafl(args);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "halatafl {args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
 }
 
 #[test]

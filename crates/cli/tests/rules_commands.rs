@@ -3,15 +3,11 @@
 //! fewer than nine, no moves, ongoing), and errors on bad input that name the
 //! move and ply or the row and character, with exit code 1 and never a panic.
 
-use halatafl_rules::{Position, Variant, START_FEN};
-use std::process::{Command, Output};
+mod common;
 
-fn halatafl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_halatafl"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use common::{fails, halatafl};
+use halatafl_rules::{Position, Variant, START_FEN};
+use std::process::Output;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("utf-8 output")
@@ -30,23 +26,6 @@ fn ok(args: &[&str]) -> String {
         stderr(&out)
     );
     stdout(&out)
-}
-
-/// Runs a command that must fail cleanly (exit code 1, not a panic's 101)
-/// and returns its standard error.
-fn fails(args: &[&str]) -> String {
-    let out = halatafl(args);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "halatafl {args:?} should exit 1; stderr: {err}"
-    );
-    assert!(
-        !err.contains("panicked"),
-        "halatafl {args:?} panicked: {err}"
-    );
-    err
 }
 
 fn last_line(text: &str) -> &str {

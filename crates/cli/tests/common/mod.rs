@@ -15,6 +15,31 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `halatafl ARGS`, run to its end.
+pub fn halatafl(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs a command that must fail cleanly (exit code 1, not a panic's 101)
+/// and returns its standard error.
+pub fn fails(args: &[&str]) -> String {
+    let out = halatafl(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "halatafl {args:?} should exit 1; stderr: {err}"
+    );
+    assert!(
+        !err.contains("panicked"),
+        "halatafl {args:?} panicked: {err}"
+    );
+    err
+}
+
 /// An empty scratch directory named after the test and this process.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("halatafl-cli-{name}-{}", std::process::id()));
