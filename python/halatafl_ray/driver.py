@@ -40,6 +40,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=1, help="self-play workers (ids 1..N; default 1)")
     p.add_argument("--address", help="Ray cluster to join (`auto`, or HOST:PORT of the head); default: start a local Ray instance")
     p.add_argument("--num-cpus", type=int, help="CPUs of the local Ray instance (default: the machine's, at least what the stages ask for)")
+    p.add_argument("--worker-device", help="device of the self-play workers and the evaluator, replacing the config's `device` for them (e.g. cpu while the learner trains on cuda); on cuda they share the node's GPU without reserving it")
     p.add_argument("--max-restarts", type=int, default=10, help="times Ray restarts a stage's dead actor (default 10)")
     p.add_argument("--bin", type=Path, default=Path(os.environ.get("HALATAFL_BIN", DEFAULT_BINARY)), help=f"the halatafl binary, at this path on every node (default $HALATAFL_BIN or {DEFAULT_BINARY})")
     args = p.parse_args(argv)
@@ -174,6 +175,10 @@ class Driver:
         stage_args = {"learn": ["learn"], "evaluate": ["evaluate"]}
         for w in range(1, self.args.workers + 1):
             stage_args[f"selfplay-{w}"] = ["selfplay", "--worker", str(w)]
+        if self.args.worker_device:
+            for name, args in stage_args.items():
+                if name != "learn":
+                    args += ["--device", self.args.worker_device]
         pending = {}
         for name, args in stage_args.items():
             kind = name.split("-")[0]

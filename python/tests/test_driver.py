@@ -159,7 +159,8 @@ def check_finished_run(run: Path, generations: int) -> None:
 
 def test_two_workers_finish_a_run(tmp_path):
     run = tmp_path / "run"
-    code, out = finish(driver("--config", str(config(tmp_path, 3)), "--run", str(run), "--workers", "2"))
+    # --worker-device reaches the workers' and the evaluator's command lines.
+    code, out = finish(driver("--config", str(config(tmp_path, 3)), "--run", str(run), "--workers", "2", "--worker-device", "cpu"))
     assert code == 0, out
     assert "published gen_0003.safetensors" in out, out
     assert out.rstrip().endswith(f"run: {run}"), out

@@ -199,7 +199,8 @@ fn selfplay_workers_learner_and_evaluator_finish_a_run() {
     init_run(&config, &run);
     let workers = [
         start(&run, &["selfplay", "--worker", "1"]),
-        start(&run, &["selfplay", "--worker", "2"]),
+        // `--device` replaces the config's device for one process.
+        start(&run, &["selfplay", "--worker", "2", "--device", "cpu"]),
     ];
     let evaluator = start(&run, &["evaluate"]);
     // A second learner or a second worker of one id is refused while the

@@ -218,3 +218,24 @@ fn play_never_loses_or_overwrites_a_game() {
     );
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "my notes\n");
 }
+
+#[test]
+fn a_stage_device_is_checked_before_the_run_is_opened() {
+    let missing = scratch("stage-device").join("no-run");
+    let missing = missing.to_str().unwrap();
+    for stage in ["selfplay", "learn", "evaluate"] {
+        let err = fails(&[stage, "--run", missing, "--device", "tpu"]);
+        assert!(
+            err.contains("--device") && err.contains("unknown device `tpu`"),
+            "{stage}: {err}"
+        );
+        let err = fails(&[stage, "--run", missing, "--device", "cpu"]);
+        assert!(err.contains("cannot open the run"), "{stage}: {err}");
+    }
+    // Without a GPU `cuda` is refused; with one it passes to the run.
+    let err = fails(&["learn", "--run", missing, "--device", "cuda"]);
+    assert!(
+        err.contains("no CUDA GPU") || err.contains("cannot open the run"),
+        "{err}"
+    );
+}

@@ -120,8 +120,20 @@ pub fn inference(
     }
 }
 
-pub fn training(config: NetConfig, device: Device, batch: usize, repeats: usize) -> BenchRow {
-    let mut trainer = Trainer::new(config, TrainConfig::default(), device, 1);
+/// Training steps at `precision`: `bf16` is mixed precision (bf16 autocast
+/// over fp32 weights), see [`crate::autocast`].
+pub fn training(
+    config: NetConfig,
+    device: Device,
+    precision: Precision,
+    batch: usize,
+    repeats: usize,
+) -> BenchRow {
+    let train = TrainConfig {
+        precision,
+        ..TrainConfig::default()
+    };
+    let mut trainer = Trainer::new(config, train, device, 1);
     let samples = random_samples(batch, 12);
     let refs: Vec<&Sample> = samples.iter().collect();
     let b = Batch::new(&refs, device);
@@ -135,7 +147,7 @@ pub fn training(config: NetConfig, device: Device, batch: usize, repeats: usize)
     let sps = batch as f64 / secs;
     BenchRow {
         what: format!("training {config}"),
-        precision: "f32".into(),
+        precision: format!("{precision:?}").to_lowercase(),
         batch,
         per_second: sps,
         gflops: sps * 3.0 * config.flops_per_position() / 1e9,
@@ -160,13 +172,15 @@ pub fn run(
     if with_bf16 {
         precisions.push(Precision::Bf16);
     }
-    for precision in precisions {
+    for &precision in &precisions {
         let net = InferenceNet::new(&trainer.net, precision, device);
         for &b in batches {
             rows.push(inference(&net, &config, precision, b, repeats));
         }
     }
-    rows.push(training(config, device, 256, repeats.min(5)));
+    for &precision in &precisions {
+        rows.push(training(config, device, precision, 256, repeats.min(5)));
+    }
     rows
 }
 

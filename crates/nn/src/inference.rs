@@ -10,8 +10,11 @@ use crate::encoding::{INPUT_PLANES, INPUT_SIZE, POLICY_SIZE};
 use crate::model::{ConvBn, PolicyValueNet};
 use tch::{Device, Kind, Tensor};
 
-/// Storage precision of the inference weights and activations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Storage precision of the inference weights and activations; for
+/// training, the precision of the forward pass's products (bf16 autocast,
+/// see [`crate::autocast`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     F32,
     Bf16,

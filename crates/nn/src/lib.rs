@@ -10,6 +10,7 @@
 //! [`set_threads`] once at start-up to fix libtorch's intra-op pool.
 
 pub mod agent;
+pub mod autocast;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;

@@ -4,7 +4,9 @@
 //! clipping by global norm. The optimizer is written here over the var store's
 //! tensors (a few lines each) so that its state can be saved in checkpoints.
 
+use crate::autocast::with_bf16_autocast;
 use crate::config::NetConfig;
+use crate::inference::Precision;
 use crate::model::PolicyValueNet;
 use crate::sample::Batch;
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,11 @@ pub struct TrainConfig {
     /// Linear warm-up steps.
     pub warmup_steps: u64,
     pub schedule: LrSchedule,
+    /// `f32`, or `bf16`: mixed precision, the forward pass's convolutions and
+    /// products in bf16 under autocast, weights, gradients and losses in fp32.
+    /// Meant for GPUs and CPUs with AMX or AVX-512 BF16; measure with
+    /// `halatafl bench-net` before choosing it.
+    pub precision: Precision,
 }
 
 impl Default for TrainConfig {
@@ -69,6 +76,7 @@ impl Default for TrainConfig {
             grad_clip: 5.0,
             warmup_steps: 50,
             schedule: LrSchedule::Constant,
+            precision: Precision::F32,
         }
     }
 }
@@ -184,7 +192,14 @@ impl Trainer {
 
     /// Loss terms for a batch without updating anything.
     pub fn losses(&self, batch: &Batch, train: bool) -> (Tensor, Tensor, Tensor) {
-        let (policy_logits, value_logits) = self.net.forward_t(&batch.planes, train);
+        let (policy_logits, value_logits) = match self.config.precision {
+            Precision::F32 => self.net.forward_t(&batch.planes, train),
+            Precision::Bf16 => {
+                let (p, v) =
+                    with_bf16_autocast(self.device(), || self.net.forward_t(&batch.planes, train));
+                (p.to_kind(Kind::Float), v.to_kind(Kind::Float))
+            }
+        };
         let logp = batch.move_log_probs(&policy_logits);
         let policy_loss = -(&batch.policy * logp)
             .sum_dim_intlist(1, false, Kind::Float)

@@ -90,6 +90,39 @@ fn tiny_net_overfits_a_fixed_batch() {
     );
 }
 
+/// bf16 mixed precision: the weights stay fp32 while the products run in
+/// bf16, and the network still fits a fixed batch, with a first loss close
+/// to the fp32 trainer's from the same initial weights.
+#[test]
+fn bf16_mixed_precision_trains_fp32_weights_and_overfits_a_fixed_batch() {
+    let data = samples(32, 1);
+    let refs: Vec<&Sample> = data.iter().collect();
+    let batch = Batch::new(&refs, Device::Cpu);
+    let f32_trainer = trainer(1);
+    let mut t = trainer(1);
+    t.config.precision = Precision::Bf16;
+    let (p32, v32, _) = f32_trainer.losses(&batch, false);
+    let (p16, v16, _) = t.losses(&batch, false);
+    let (p32, v32) = (p32.double_value(&[]), v32.double_value(&[]));
+    let (p16, v16) = (p16.double_value(&[]), v16.double_value(&[]));
+    assert!(
+        (p32 - p16).abs() < 0.05 && (v32 - v16).abs() < 0.05,
+        "bf16 losses {p16} {v16} far from fp32 {p32} {v32}"
+    );
+    let first = t.train_step(&batch).unwrap();
+    let mut last = first;
+    for _ in 0..300 {
+        last = t.train_step(&batch).unwrap();
+    }
+    for (name, var) in t.vs.variables() {
+        assert_eq!(var.kind(), Kind::Float, "{name} is not kept in fp32");
+    }
+    assert!(
+        last.policy < 0.3 && last.value < 0.3,
+        "did not overfit in bf16: {last:?}"
+    );
+}
+
 fn outputs(net: &InferenceNet, positions: &[Position]) -> (Vec<f32>, Vec<f32>) {
     let mut planes = Vec::new();
     for p in positions {

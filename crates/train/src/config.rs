@@ -269,6 +269,10 @@ pub struct TrainSection {
     /// bootstrap's included) or `step`.
     pub schedule: String,
     pub min_lr: f64,
+    /// `f32`, or `bf16` for mixed precision: the forward pass under bf16
+    /// autocast, weights and losses in fp32. For GPUs and CPUs with AMX or
+    /// AVX-512 BF16; `halatafl bench-net` shows whether it pays.
+    pub precision: String,
 }
 
 impl Default for TrainSection {
@@ -286,6 +290,7 @@ impl Default for TrainSection {
             warmup_steps: t.warmup_steps,
             schedule: "constant".into(),
             min_lr: 1e-4,
+            precision: "f32".into(),
         }
     }
 }
@@ -536,7 +541,12 @@ impl RunConfig {
                 ))
             }
         };
+        let precision = t
+            .precision
+            .parse::<halatafl_nn::Precision>()
+            .map_err(|e| bad("train.precision", quoted(&t.precision), e))?;
         Ok(TrainConfig {
+            precision,
             optimizer: t.optimizer,
             lr: t.lr,
             momentum: t.momentum,
@@ -847,6 +857,7 @@ mod tests {
         ("train.warmup_steps", "1000000000000"),
         ("train.schedule", "\"linear\""),
         ("train.min_lr", "-0.001"),
+        ("train.precision", "\"f16\""),
         ("train.min_lr", "0.5\nschedule = \"cosine\""),
         ("eval.every", "0"),
         ("eval.games", "0"),

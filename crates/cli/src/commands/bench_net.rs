@@ -4,7 +4,8 @@ use halatafl_nn::{bench, NetConfig};
 
 /// Network throughput next to the hardware's: a 2048x2048 matmul (fp32, bf16),
 /// inference positions/s at several batch sizes (fp32, bf16) and training
-/// samples/s, each with its GFLOP/s. Medians of repeated timed runs.
+/// samples/s (fp32, and bf16 mixed precision), each with its GFLOP/s.
+/// Medians of repeated timed runs.
 #[derive(Args, Debug)]
 pub struct BenchNetArgs {
     /// Network preset.

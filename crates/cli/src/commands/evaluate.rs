@@ -1,6 +1,5 @@
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use halatafl_train::Run;
 use std::path::PathBuf;
 
 /// Asynchronous mode: evaluate each new checkpoint of a run against the
@@ -12,10 +11,15 @@ pub struct EvaluateArgs {
     /// The run directory (made by `halatafl train --config FILE --run DIR --init-only`).
     #[arg(long)]
     pub run: PathBuf,
+    /// Device of this process's network, replacing `[run] device` for it
+    /// alone (cpu, cuda, cuda:N, auto): e.g. the learner on `cuda` while the
+    /// workers play on `cpu`.
+    #[arg(long)]
+    pub device: Option<String>,
 }
 
 pub fn run(args: EvaluateArgs) -> Result<()> {
-    let run = Run::open(&args.run).context("cannot open the run")?;
+    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
     let factory = super::train::base_factory(&run)?;
     run.run_evaluator(&factory)?;
     // The evaluator is the last stage to end: the run is complete.

@@ -1,6 +1,5 @@
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use halatafl_train::Run;
 use std::path::PathBuf;
 
 /// Asynchronous mode: train the run's checkpoints on the self-play shards as
@@ -13,10 +12,15 @@ pub struct LearnArgs {
     /// The run directory (made by `halatafl train --config FILE --run DIR --init-only`).
     #[arg(long)]
     pub run: PathBuf,
+    /// Device of this process's network, replacing `[run] device` for it
+    /// alone (cpu, cuda, cuda:N, auto): e.g. the learner on `cuda` while the
+    /// workers play on `cpu`.
+    #[arg(long)]
+    pub device: Option<String>,
 }
 
 pub fn run(args: LearnArgs) -> Result<()> {
-    let run = Run::open(&args.run).context("cannot open the run")?;
+    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
     run.run_learner()?;
     println!("run: {}", run.dir.display());
     Ok(())

@@ -1,6 +1,5 @@
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use halatafl_train::Run;
 use std::path::PathBuf;
 
 /// Asynchronous mode: play self-play games with the newest checkpoint of a
@@ -12,6 +11,11 @@ pub struct SelfplayArgs {
     /// The run directory (made by `halatafl train --config FILE --run DIR --init-only`).
     #[arg(long)]
     pub run: PathBuf,
+    /// Device of this process's network, replacing `[run] device` for it
+    /// alone (cpu, cuda, cuda:N, auto): e.g. the learner on `cuda` while the
+    /// workers play on `cpu`.
+    #[arg(long)]
+    pub device: Option<String>,
     /// This worker's id (letters, digits, `_`): its shards are
     /// shards/gen_NNNN/w<ID>-<seq>.shard. One process per id at a time.
     #[arg(long, default_value = "0")]
@@ -19,7 +23,7 @@ pub struct SelfplayArgs {
 }
 
 pub fn run(args: SelfplayArgs) -> Result<()> {
-    let run = Run::open(&args.run).context("cannot open the run")?;
+    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
     run.run_selfplay_worker(&args.worker)?;
     Ok(())
 }

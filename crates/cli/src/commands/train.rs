@@ -141,6 +141,21 @@ pub fn run(args: TrainArgs) -> Result<()> {
 
 /// The end of a finished run: its report written (the plots are there
 /// without another command), then the scoreboard and where things are.
+/// Opens a run for one asynchronous stage (`selfplay`, `learn`,
+/// `evaluate`), with `--device` replacing `[run] device` for this process
+/// only: the learner on `cuda` while workers play on `cpu`, or the reverse.
+/// The run's config.toml is not changed.
+pub fn open_stage_run(dir: &std::path::Path, device: Option<&str>) -> Result<Run> {
+    if let Some(device) = device {
+        halatafl_nn::parse_device(device).context("--device")?;
+    }
+    let mut run = Run::open(dir).context("cannot open the run")?;
+    if let Some(device) = device {
+        run.config.run.device = device.to_string();
+    }
+    Ok(run)
+}
+
 pub fn finish(run: &Run) -> Result<()> {
     let report = halatafl_report::write_report(&run.dir, None)
         .with_context(|| format!("writing the report of {}", run.dir.display()))?;
