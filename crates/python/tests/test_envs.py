@@ -10,6 +10,12 @@ import halatafl
 from halatafl.envs import HalataflAECEnv, HalataflEnv
 
 
+# api_test warns about what PettingZoo's own action-masked classic games do
+# too: dict observations ({"observation", "action_mask"}) and agent names
+# that are not `name_N`.
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably")
+@pytest.mark.filterwarnings("ignore:We recommend agents to be named")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
 @pytest.mark.parametrize("variant", ["two-foxes", "classic geese=13 sideways"])
 def test_pettingzoo_api_test(variant):
     api_test(HalataflAECEnv(variant=variant), num_cycles=300)
