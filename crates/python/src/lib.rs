@@ -48,9 +48,10 @@ pub(crate) fn parse_position(fen: Option<&str>, variant: Variant) -> PyResult<Po
     }
 }
 
-/// The encoding's planes of the current position of `game` into `out`.
+/// The encoding's planes of the current position of `game` into `out`,
+/// which must be all zeros (a freshly zeroed buffer).
 pub(crate) fn encode_game(game: &Game, out: &mut [f32]) {
-    encoding::encode_into(game.position(), game.repetitions(), out);
+    encoding::encode_into_zeroed(game.position(), game.repetitions(), out);
 }
 
 /// How a game ended: `winner` is "foxes", "geese" or None (a draw), `reason`
