@@ -7,7 +7,9 @@
 //! do with same-step autoreset), so every call steps every game.
 
 use crate::actions;
-use crate::{encode_game, parse_position, parse_variant, value_error, PyGame, OBS_SHAPE};
+use crate::{
+    encode_game, non_negative, parse_position, parse_variant, value_error, PyGame, OBS_SHAPE,
+};
 use halatafl_nn::encoding::INPUT_SIZE;
 use halatafl_rules::{Game, Move, MoveList, Position, Side};
 use numpy::ndarray::{Array1, Array2, Array4};
@@ -57,8 +59,9 @@ pub struct BatchGames {
 impl BatchGames {
     #[new]
     #[pyo3(signature = (num_games, variant="two-foxes", fen=None, seed=0))]
-    fn new(num_games: usize, variant: &str, fen: Option<&str>, seed: u64) -> PyResult<BatchGames> {
-        if num_games == 0 || num_games > 1 << 20 {
+    fn new(num_games: i64, variant: &str, fen: Option<&str>, seed: i64) -> PyResult<BatchGames> {
+        let seed = non_negative("seed", seed)?;
+        if !(1..=1 << 20).contains(&num_games) {
             return Err(value_error(format!(
                 "num_games = {num_games}: must be from 1 to {}",
                 1 << 20
@@ -72,6 +75,7 @@ impl BatchGames {
                 start.fen()
             )));
         }
+        let num_games = num_games as usize;
         let mut batch = BatchGames {
             games: vec![probe; num_games],
             legal: vec![MoveList::new(); num_games],
@@ -106,15 +110,15 @@ impl BatchGames {
     fn reset<'py>(
         &mut self,
         py: Python<'py>,
-        seed: Option<u64>,
-    ) -> (Observations<'py>, Masks<'py>) {
+        seed: Option<i64>,
+    ) -> PyResult<(Observations<'py>, Masks<'py>)> {
         if let Some(seed) = seed {
-            self.rng = ChaCha8Rng::seed_from_u64(seed);
+            self.rng = ChaCha8Rng::seed_from_u64(non_negative("seed", seed)?);
         }
         self.restart_all();
         self.finished = 0;
         self.plies = 0;
-        self.observe(py)
+        Ok(self.observe(py))
     }
 
     /// The current observations and masks, as `reset` returns them.
@@ -203,9 +207,10 @@ impl BatchGames {
     }
 
     /// A copy of game `index` with its history (for agents: `Agent.choose`).
-    fn game(&self, index: usize) -> PyResult<PyGame> {
-        self.games
-            .get(index)
+    fn game(&self, index: i64) -> PyResult<PyGame> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.games.get(i))
             .map(|g| PyGame { game: g.clone() })
             .ok_or_else(|| {
                 value_error(format!(

@@ -1,7 +1,7 @@
 //! The Rust engine's own random-play speed, measured in the same process as
 //! the Python figures it is compared with (`python -m halatafl.bench`).
 
-use crate::{parse_variant, value_error};
+use crate::{non_negative, parse_variant, value_error};
 use halatafl_rules::{Game, MoveList};
 use pyo3::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -17,11 +17,13 @@ use std::time::Instant;
 #[pyo3(signature = (plies, variant="two-foxes", seed=0))]
 pub fn rust_random_playouts(
     py: Python<'_>,
-    plies: u64,
+    plies: i64,
     variant: &str,
-    seed: u64,
+    seed: i64,
 ) -> PyResult<(u64, u64, f64)> {
     let variant = parse_variant(variant)?;
+    let seed = non_negative("seed", seed)?;
+    let plies = non_negative("plies", plies)?;
     if plies == 0 {
         return Err(value_error("plies must be at least 1"));
     }

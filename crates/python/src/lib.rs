@@ -32,6 +32,13 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// A count, seed or limit from Python as u64: a negative one raises
+/// ValueError naming the argument (pyo3's own conversion would raise
+/// OverflowError).
+pub(crate) fn non_negative(name: &str, value: i64) -> PyResult<u64> {
+    u64::try_from(value).map_err(|_| value_error(format!("{name} = {value}: must be 0 or more")))
+}
+
 /// Parses a variant the way the engine protocol's `variant` command does:
 /// `two-foxes`, `two-foxes corner-links`, `classic geese=15 sideways`.
 pub(crate) fn parse_variant(text: &str) -> PyResult<Variant> {
@@ -319,8 +326,9 @@ pub struct PyAgent {
 impl PyAgent {
     #[new]
     #[pyo3(signature = (spec, seed=0, variant="two-foxes"))]
-    fn new(py: Python<'_>, spec: &str, seed: u64, variant: &str) -> PyResult<PyAgent> {
+    fn new(py: Python<'_>, spec: &str, seed: i64, variant: &str) -> PyResult<PyAgent> {
         let variant = parse_variant(variant)?;
+        let seed = non_negative("seed", seed)?;
         // Loading a network can take a moment: let other threads run.
         let agent = py
             .detach(|| halatafl_cli::agents::build_agent(spec, seed, variant))
@@ -345,9 +353,9 @@ impl PyAgent {
         &mut self,
         py: Python<'_>,
         game: &PyGame,
-        movetime_ms: Option<u64>,
-        depth: Option<u32>,
-        sims: Option<u32>,
+        movetime_ms: Option<i64>,
+        depth: Option<i64>,
+        sims: Option<i64>,
     ) -> PyResult<PyDecision> {
         if let Some(outcome) = game.game.outcome() {
             return Err(value_error(format!(
@@ -361,17 +369,17 @@ impl PyAgent {
                 game.game.position().variant()
             )));
         }
-        if let Some(ms) = movetime_ms {
-            if ms == 0 || ms > halatafl_agent::MAX_MOVETIME_MS {
-                return Err(value_error(format!(
-                    "movetime_ms = {ms}: must be from 1 to {}",
-                    halatafl_agent::MAX_MOVETIME_MS
-                )));
+        let limit = |name: &str, value: Option<i64>, most: u64| -> PyResult<Option<u64>> {
+            match value {
+                Some(v) if v < 1 || v as u64 > most => Err(value_error(format!(
+                    "{name} = {v}: must be from 1 to {most}"
+                ))),
+                _ => Ok(value.map(|v| v as u64)),
             }
-        }
-        if depth == Some(0) || sims == Some(0) {
-            return Err(value_error("depth and sims must be at least 1"));
-        }
+        };
+        let movetime_ms = limit("movetime_ms", movetime_ms, halatafl_agent::MAX_MOVETIME_MS)?;
+        let depth = limit("depth", depth, u32::MAX as u64)?.map(|d| d as u32);
+        let sims = limit("sims", sims, u32::MAX as u64)?.map(|s| s as u32);
         let budget = Budget {
             depth,
             sims,
@@ -393,8 +401,10 @@ impl PyAgent {
     }
 
     /// A new game starts: forget trees, reseed tie-breaks and noise.
-    fn new_game(&mut self, seed: u64) {
+    fn new_game(&mut self, seed: i64) -> PyResult<()> {
+        let seed = non_negative("seed", seed)?;
         self.agent_mut().new_game(seed);
+        Ok(())
     }
 
     fn __repr__(&mut self) -> String {

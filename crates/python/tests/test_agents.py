@@ -41,10 +41,16 @@ def test_search_info_comes_back():
 def test_budget_arguments_limit_the_search():
     agent = halatafl.Agent("alphabeta:depth=8")
     assert agent.choose(halatafl.Game(), depth=2).depth == 2
-    with pytest.raises(ValueError, match="depth and sims must be at least 1"):
+    with pytest.raises(ValueError, match="depth = 0: must be from 1 to"):
         agent.choose(halatafl.Game(), depth=0)
-    with pytest.raises(ValueError, match="movetime_ms = 0"):
+    with pytest.raises(ValueError, match="sims = -3: must be from 1 to"):
+        agent.choose(halatafl.Game(), sims=-3)
+    with pytest.raises(ValueError, match="movetime_ms = 0: must be from 1 to 86400000"):
         agent.choose(halatafl.Game(), movetime_ms=0)
+    with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
+        halatafl.Agent("random", seed=-1)
+    with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
+        agent.new_game(-1)
 
 
 def test_seeded_agents_repeat_their_games():

@@ -85,6 +85,14 @@ def test_construction_checks_its_arguments():
         halatafl.BatchGames(2, fen="x")
     with pytest.raises(ValueError, match="game 9 does not exist"):
         halatafl.BatchGames(2).game(9)
+    with pytest.raises(ValueError, match="game -1 does not exist"):
+        halatafl.BatchGames(2).game(-1)
+    with pytest.raises(ValueError, match="num_games = -5"):
+        halatafl.BatchGames(-5)
+    with pytest.raises(ValueError, match="seed = -2: must be 0 or more"):
+        halatafl.BatchGames(2, seed=-2)
+    with pytest.raises(ValueError, match="seed = -2: must be 0 or more"):
+        halatafl.BatchGames(2).reset(seed=-2)
 
 
 def test_seeds_make_random_actions_reproducible():
