@@ -116,9 +116,14 @@ fn preferred(candidate: Move, current: Move) -> bool {
 /// The legal move `action` names among `moves` (a position's legal moves),
 /// by the tie rule.
 pub fn resolve(moves: &[Move], action: usize) -> Option<Move> {
+    resolve_among(moves.iter().map(|&m| (action_of(m), m)), action)
+}
+
+/// [`resolve`] over (action, move) pairs whose actions are known already.
+pub fn resolve_among(pairs: impl Iterator<Item = (usize, Move)>, action: usize) -> Option<Move> {
     let mut best: Option<Move> = None;
-    for &m in moves {
-        if action_of(m) == action {
+    for (a, m) in pairs {
+        if a == action {
             best = match best {
                 Some(b) if !preferred(m, b) => Some(b),
                 _ => Some(m),
@@ -131,9 +136,9 @@ pub fn resolve(moves: &[Move], action: usize) -> Option<Move> {
 /// Sets `mask[action]` for every legal move (`mask` is ACTION_SIZE long and
 /// cleared by the caller).
 #[inline]
-pub fn fill_mask<T: Copy>(moves: &[Move], on: T, mask: &mut [T]) {
+pub fn fill_mask(moves: &[Move], mask: &mut [bool]) {
     for &m in moves {
-        mask[action_of(m)] = on;
+        mask[action_of(m)] = true;
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{
 use halatafl_nn::encoding::INPUT_SIZE;
 use halatafl_rules::{Game, Move, MoveList, Position, Side};
 use numpy::ndarray::{Array1, Array2, Array4};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray4, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray4, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -32,6 +32,10 @@ fn side_code(side: Side) -> i8 {
 
 type Observations<'py> = Bound<'py, PyArray4<f32>>;
 type Masks<'py> = Bound<'py, PyArray2<bool>>;
+/// The observations and masks that `step(copy=False)` overwrites.
+type ReusedArrays = (Py<PyArray4<f32>>, Py<PyArray2<bool>>);
+
+/// What `step` returns: observations, masks, rewards, done flags, winners.
 type StepResult<'py> = (
     Observations<'py>,
     Masks<'py>,
@@ -47,12 +51,19 @@ pub struct BatchGames {
     games: Vec<Game>,
     /// Each game's legal moves in its current position (empty when over).
     legal: Vec<MoveList>,
+    /// The action of each of `legal`'s moves, in the same order: computed
+    /// once per position for the mask, the next step's resolving and
+    /// `random_actions`.
+    legal_actions: Vec<Vec<u16>>,
     start: Position,
     /// Seeds `random_actions`.
     rng: ChaCha8Rng,
     /// Games finished since the last `reset`, and plies played.
     finished: u64,
     plies: u64,
+    /// The observation and mask arrays `step(copy=False)` overwrites and
+    /// returns on every call, made on its first use.
+    reused: Option<ReusedArrays>,
 }
 
 #[pymethods]
@@ -79,10 +90,12 @@ impl BatchGames {
         let mut batch = BatchGames {
             games: vec![probe; num_games],
             legal: vec![MoveList::new(); num_games],
+            legal_actions: vec![Vec::with_capacity(64); num_games],
             start,
             rng: ChaCha8Rng::seed_from_u64(seed),
             finished: 0,
             plies: 0,
+            reused: None,
         };
         batch.restart_all();
         Ok(batch)
@@ -145,10 +158,18 @@ impl BatchGames {
     /// ended (it is then restarted: that row's observation and mask are the
     /// new game's start), `winners` int8 is -1 while a game goes on, else 0
     /// (foxes won), 1 (geese won) or 2 (draw).
+    ///
+    /// With `copy=False` the observations and masks are two arrays that the
+    /// batch keeps and overwrites on every `step(copy=False)` (Gymnasium's
+    /// vector environments' `copy=False`): nothing is allocated per step,
+    /// which is faster, most of all for large batches; use or copy them
+    /// before the next step.
+    #[pyo3(signature = (actions, copy=true))]
     fn step<'py>(
         &mut self,
         py: Python<'py>,
         actions: &Bound<'py, PyAny>,
+        copy: bool,
     ) -> PyResult<StepResult<'py>> {
         let actions = read_actions(actions)?;
         let n = self.games.len();
@@ -161,10 +182,14 @@ impl BatchGames {
         let mut chosen: Vec<Move> = Vec::with_capacity(n);
         for (i, &action) in actions.iter().enumerate() {
             let legal = &self.legal[i];
+            let pairs = || {
+                let acts = self.legal_actions[i].iter().map(|&a| a as usize);
+                acts.zip(legal.iter().copied())
+            };
             let m = usize::try_from(action)
                 .ok()
                 .filter(|&a| a < actions::ACTION_SIZE)
-                .and_then(|a| actions::resolve(legal, a))
+                .and_then(|a| actions::resolve_among(pairs(), a))
                 .ok_or_else(|| {
                     value_error(format!(
                         "game {i}: {}",
@@ -173,8 +198,27 @@ impl BatchGames {
                 })?;
             chosen.push(m);
         }
-        let (obs, mask, rewards, dones, winners) = py.detach(|| self.advance(&chosen));
-        let (obs, mask) = to_arrays(py, n, obs, mask);
+        let (obs, mask, (rewards, dones, winners)) = if copy {
+            let mut obs = vec![0.0f32; n * INPUT_SIZE];
+            let mut mask = vec![false; n * actions::ACTION_SIZE];
+            let results = py.detach(|| self.advance(&chosen, &mut obs, &mut mask));
+            let (obs, mask) = to_arrays(py, n, obs, mask);
+            (obs, mask, results)
+        } else {
+            let (obs, mask) = self.reused_arrays(py);
+            let results = {
+                let mut obs_rw = obs.try_readwrite().map_err(value_error)?;
+                let mut mask_rw = mask.try_readwrite().map_err(value_error)?;
+                let obs_out = obs_rw.as_slice_mut().map_err(value_error)?;
+                let mask_out = mask_rw.as_slice_mut().map_err(value_error)?;
+                py.detach(|| {
+                    obs_out.fill(0.0);
+                    mask_out.fill(false);
+                    self.advance(&chosen, obs_out, mask_out)
+                })
+            };
+            (obs, mask, results)
+        };
         Ok((
             obs,
             mask,
@@ -188,9 +232,9 @@ impl BatchGames {
     fn random_actions<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         let rng = &mut self.rng;
         let out: Vec<i64> = self
-            .legal
+            .legal_actions
             .iter()
-            .map(|moves| actions::action_of(moves[rng.random_range(0..moves.len())]) as i64)
+            .map(|acts| acts[rng.random_range(0..acts.len())] as i64)
             .collect();
         out.into_pyarray(py)
     }
@@ -230,8 +274,16 @@ impl BatchGames {
 
     fn restart(&mut self, i: usize) {
         self.games[i] = Game::new(self.start);
+        self.generate(i);
+    }
+
+    /// Game `i`'s legal moves and their actions, in its current position.
+    fn generate(&mut self, i: usize) {
         self.legal[i].clear();
         self.games[i].position().generate(&mut self.legal[i]);
+        self.legal_actions[i].clear();
+        let acts = self.legal[i].iter().map(|&m| actions::action_of(m) as u16);
+        self.legal_actions[i].extend(acts);
     }
 
     /// Writes game `i`'s planes and legal-action mask into row `i` of the
@@ -242,24 +294,42 @@ impl BatchGames {
             &mut obs[i * INPUT_SIZE..(i + 1) * INPUT_SIZE],
         );
         let row = &mut mask[i * actions::ACTION_SIZE..(i + 1) * actions::ACTION_SIZE];
-        actions::fill_mask(&self.legal[i], true, row);
+        for &a in &self.legal_actions[i] {
+            row[a as usize] = true;
+        }
+    }
+
+    /// The arrays `step(copy=False)` reuses, made on first use.
+    fn reused_arrays<'py>(&mut self, py: Python<'py>) -> (Observations<'py>, Masks<'py>) {
+        let n = self.games.len();
+        let (obs, mask) = self.reused.get_or_insert_with(|| {
+            let [planes, rows, files] = OBS_SHAPE;
+            (
+                PyArray4::zeros(py, [n, planes, rows, files], false).unbind(),
+                PyArray2::zeros(py, [n, actions::ACTION_SIZE], false).unbind(),
+            )
+        });
+        (obs.bind(py).clone(), mask.bind(py).clone())
     }
 
     /// Plays `chosen[i]` in game `i`, applies the end rules, restarts the
-    /// games that ended, and returns the arrays of `step`.
-    #[allow(clippy::type_complexity)]
-    fn advance(&mut self, chosen: &[Move]) -> (Vec<f32>, Vec<bool>, Vec<f32>, Vec<bool>, Vec<i8>) {
+    /// games that ended, writes the observations and masks into `obs` and
+    /// `mask` (all zeros on entry), and returns the rewards, done flags and
+    /// winners of `step`.
+    fn advance(
+        &mut self,
+        chosen: &[Move],
+        obs: &mut [f32],
+        mask: &mut [bool],
+    ) -> (Vec<f32>, Vec<bool>, Vec<i8>) {
         let n = self.games.len();
-        let mut obs = vec![0.0f32; n * INPUT_SIZE];
-        let mut mask = vec![false; n * actions::ACTION_SIZE];
         let mut rewards = vec![0.0f32; n];
         let mut dones = vec![false; n];
         let mut winners = vec![RUNNING; n];
         for (i, &m) in chosen.iter().enumerate() {
             let mover = self.games[i].position().side();
             self.games[i].play_unchecked(m);
-            self.legal[i].clear();
-            self.games[i].position().generate(&mut self.legal[i]);
+            self.generate(i);
             let has_move = !self.legal[i].is_empty();
             if let Some(outcome) = self.games[i].outcome_given(has_move) {
                 rewards[i] = outcome.value_for(mover) as f32;
@@ -268,10 +338,10 @@ impl BatchGames {
                 self.finished += 1;
                 self.restart(i);
             }
-            self.write_arrays(i, &mut obs, &mut mask);
+            self.write_arrays(i, obs, mask);
         }
         self.plies += n as u64;
-        (obs, mask, rewards, dones, winners)
+        (rewards, dones, winners)
     }
 }
 

@@ -181,7 +181,7 @@ impl PyGame {
     fn action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
         let mut mask = vec![false; actions::ACTION_SIZE];
         if self.game.outcome().is_none() {
-            actions::fill_mask(&self.game.position().legal_moves(), true, &mut mask);
+            actions::fill_mask(&self.game.position().legal_moves(), &mut mask);
         }
         mask.into_pyarray(py)
     }

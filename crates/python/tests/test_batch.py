@@ -21,7 +21,8 @@ def test_arrays_have_the_documented_shapes_and_types():
     assert (batch.sides() == 1).all() and batch.plies_played == 5
 
 
-def test_batched_games_follow_the_single_game_api_and_restart():
+@pytest.mark.parametrize("copy", [True, False])
+def test_batched_games_follow_the_single_game_api_and_restart(copy):
     """Random games played in a batch and, move for move, in single games:
     the same positions, masks, observations, rewards and outcomes."""
     n = 4
@@ -38,7 +39,7 @@ def test_batched_games_follow_the_single_game_api_and_restart():
         movers = [g.side for g in singles]
         for game, action in zip(singles, actions):
             game.play_action(int(action))
-        obs, mask, rewards, dones, winners = batch.step(actions)
+        obs, mask, rewards, dones, winners = batch.step(actions, copy=copy)
         for i, game in enumerate(singles):
             outcome = game.outcome()
             assert dones[i] == (outcome is not None)
@@ -50,6 +51,22 @@ def test_batched_games_follow_the_single_game_api_and_restart():
                 assert winners[i] == {"foxes": 0, "geese": 1, None: 2}[outcome.winner]
                 singles[i] = halatafl.Game(variant="two-foxes corner-links")
     assert ended >= 10 and batch.games_finished == ended
+
+
+def test_copy_false_overwrites_the_same_two_arrays():
+    batch = halatafl.BatchGames(3, seed=4)
+    obs, mask, *_ = batch.step(batch.random_actions(), copy=False)
+    first = obs.copy()
+    obs2, mask2, *_ = batch.step(batch.random_actions(), copy=False)
+    assert obs2 is obs and mask2 is mask
+    assert (obs != first).any(), "the second step wrote into the same array"
+    fresh, fresh_mask, *_ = batch.step(batch.random_actions())
+    assert fresh is not obs and fresh_mask is not mask
+    for i in range(3):
+        assert (fresh[i] == batch.game(i).observation()).all()
+    obs.flags.writeable = False
+    with pytest.raises(ValueError):
+        batch.step(batch.random_actions(), copy=False)
 
 
 def test_step_takes_int32_arrays_and_lists():

@@ -39,6 +39,6 @@ def test_rust_random_playouts_counts_whole_games():
 def test_bench_reports_every_figure(capsys):
     halatafl.bench.main(["--plies", "3000", "--repeats", "1", "--games", "16", "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert set(result["plies_per_s"]) == {"rust", "single", "batched", "batched-numpy"}
+    assert set(result["plies_per_s"]) == {"rust", "single", "batched", "batched-reuse", "batched-numpy"}
     assert all(rate > 0 for rate in result["plies_per_s"].values())
     assert result["cpu"]

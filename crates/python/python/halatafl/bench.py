@@ -12,8 +12,10 @@ all measured in this process, one after another:
   ``random.choice`` and ``play_action`` (one game after another);
 - ``batched``: ``BatchGames.step`` on ``--games`` games at once with
   ``random_actions()`` (drawn in Rust), observations and masks returned as
-  NumPy arrays every step;
-- ``batched-numpy``: the same, with each action drawn in NumPy from the
+  new NumPy arrays every step;
+- ``batched-reuse``: the same with ``step(..., copy=False)``, which
+  overwrites the same two arrays every step;
+- ``batched-numpy``: ``copy=False`` with each action drawn in NumPy from the
   returned masks, as a Python policy would pick its moves.
 """
 
@@ -62,13 +64,13 @@ def single_rate(plies: int, seed: int) -> float:
     return played / (time.perf_counter() - start)
 
 
-def batched_rate(plies: int, games: int, seed: int) -> float:
+def batched_rate(plies: int, games: int, seed: int, copy: bool = True) -> float:
     batch = hf.BatchGames(games, seed=seed)
     batch.reset()
     steps = max(1, plies // games)
     start = time.perf_counter()
     for _ in range(steps):
-        batch.step(batch.random_actions())
+        batch.step(batch.random_actions(), copy=copy)
     return steps * games / (time.perf_counter() - start)
 
 
@@ -88,18 +90,19 @@ def batched_numpy_rate(plies: int, games: int, seed: int) -> float:
     steps = max(1, plies // games)
     start = time.perf_counter()
     for _ in range(steps):
-        _obs, mask, _rewards, _dones, _winners = batch.step(sample_masked(mask, rng))
+        _obs, mask, _rewards, _dones, _winners = batch.step(sample_masked(mask, rng), copy=False)
     return steps * games / (time.perf_counter() - start)
 
 
 def run(plies: int, repeats: int, games: int) -> dict:
     """Medians of each figure, the repeats interleaved so that drifts in the
     machine's load touch all figures alike."""
-    samples = {"rust": [], "single": [], "batched": [], "batched-numpy": []}
+    samples = {"rust": [], "single": [], "batched": [], "batched-reuse": [], "batched-numpy": []}
     for r in range(repeats):
         samples["rust"].append(rust_rate(plies, r))
         samples["single"].append(single_rate(plies // 10, r))
         samples["batched"].append(batched_rate(plies, games, r))
+        samples["batched-reuse"].append(batched_rate(plies, games, r, copy=False))
         samples["batched-numpy"].append(batched_numpy_rate(plies, games, r))
     medians = {k: statistics.median(v) for k, v in samples.items()}
     return {
