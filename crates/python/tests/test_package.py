@@ -42,3 +42,14 @@ def test_bench_reports_every_figure(capsys):
     assert set(result["plies_per_s"]) == {"rust", "single", "batched", "batched-reuse", "batched-numpy"}
     assert all(rate > 0 for rate in result["plies_per_s"].values())
     assert result["cpu"]
+
+
+def test_the_readme_example_runs():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```python\nimport halatafl") + len("```python\n")
+    namespace = {}
+    exec(readme[start : readme.index("```", start)], namespace)
+    assert namespace["decision"].move in namespace["game"].legal_moves()
+    assert namespace["obs"].shape == (256, 10, 7, 7)
