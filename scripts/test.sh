@@ -11,3 +11,5 @@ cargo test --release --workspace
 ./scripts/check-notebooks.sh
 # The Ray driver (python/halatafl_ray) on a local Ray instance (venv cached).
 ./scripts/check-ray.sh
+# The halatafl Python package (crates/python): pytest and its notebook (venv cached).
+./scripts/check-python.sh

@@ -50,6 +50,15 @@ pub const POLICY_SIZE: usize = POLICY_PLANES * GRID;
 pub fn encode_into(position: &Position, repetitions: usize, out: &mut [f32]) {
     assert_eq!(out.len(), INPUT_SIZE);
     out.fill(0.0);
+    encode_into_zeroed(position, repetitions, out);
+}
+
+/// [`encode_into`] for an `out` that is all zeros already. Callers that fill
+/// a freshly zeroed buffer for many positions at once (the Python package's
+/// batched games) skip clearing each position's planes a second time, which
+/// is a measurable share of a batched step.
+pub fn encode_into_zeroed(position: &Position, repetitions: usize, out: &mut [f32]) {
+    assert_eq!(out.len(), INPUT_SIZE);
     let variant = position.variant();
     let mut set_bits = |plane: usize, bits: u64| {
         let mut b = bits;
@@ -220,6 +229,9 @@ mod tests {
             );
             assert_eq!(planes[6 * GRID] == 1.0, reps >= 2);
             assert_eq!(mirror_planes(&planes), encode(&p.mirror(), reps));
+            let mut zeroed = vec![0.0; INPUT_SIZE];
+            encode_into_zeroed(&p, reps, &mut zeroed);
+            assert_eq!(zeroed, planes);
         }
     }
 

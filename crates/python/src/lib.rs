@@ -1,0 +1,503 @@
+//! `halatafl._halatafl`: the native part of the `halatafl` Python package.
+//!
+//! It exposes the rules engine ([`PyGame`]), the network's input encoding,
+//! the fixed action space ([`actions`]), the agents of the command-line
+//! program built from the same spec strings ([`PyAgent`]), and many games
+//! stepped at once ([`batch::BatchGames`]). The Gymnasium and PettingZoo
+//! environments are Python (python/halatafl/envs.py) on top of these.
+//!
+//! Bad input from Python (a position, move, variant, spec or action) raises
+//! `ValueError` with the message the CLI gives; it is checked before anything
+//! that could panic, so no panic crosses into the interpreter. Searches run
+//! with the GIL released.
+
+mod actions;
+mod batch;
+mod bench;
+
+use halatafl_agent::{Agent, Budget};
+use halatafl_nn::encoding;
+use halatafl_rules::{Game, Outcome, Position, Variant};
+use numpy::ndarray::Array3;
+use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Shape of one observation: the encoding's planes over the 7x7 grid.
+pub const OBS_SHAPE: [usize; 3] = [encoding::INPUT_PLANES, 7, 7];
+
+fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A count, seed or limit from Python as u64: a negative one raises
+/// ValueError naming the argument (pyo3's own conversion would raise
+/// OverflowError).
+pub(crate) fn non_negative(name: &str, value: i64) -> PyResult<u64> {
+    u64::try_from(value).map_err(|_| value_error(format!("{name} = {value}: must be 0 or more")))
+}
+
+/// Parses a variant the way the engine protocol's `variant` command does:
+/// `two-foxes`, `two-foxes corner-links`, `classic geese=15 sideways`.
+pub(crate) fn parse_variant(text: &str) -> PyResult<Variant> {
+    text.parse::<Variant>().map_err(value_error)
+}
+
+/// The start position of `variant`, or `fen` read in it (the CLI's `--fen`
+/// message on error).
+pub(crate) fn parse_position(fen: Option<&str>, variant: Variant) -> PyResult<Position> {
+    match fen {
+        None => Ok(Position::start(variant)),
+        Some(text) => Position::from_fen(text, variant)
+            .map_err(|e| value_error(format!("bad position \"{text}\": {e}"))),
+    }
+}
+
+/// The encoding's planes of the current position of `game` into `out`,
+/// which must be all zeros (a freshly zeroed buffer).
+pub(crate) fn encode_game(game: &Game, out: &mut [f32]) {
+    encoding::encode_into_zeroed(game.position(), game.repetitions(), out);
+}
+
+/// How a game ended: `winner` is "foxes", "geese" or None (a draw), `reason`
+/// one of the rule names ("pen-filled", "fewer-than-nine", "no-moves",
+/// "threefold", "fifty-moves", "fewer-than-four").
+#[pyclass(name = "Outcome", module = "halatafl", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub struct PyOutcome {
+    inner: Outcome,
+}
+
+#[pymethods]
+impl PyOutcome {
+    #[getter]
+    fn winner(&self) -> Option<&'static str> {
+        self.inner.winner.map(|s| s.name())
+    }
+
+    #[getter]
+    fn reason(&self) -> &'static str {
+        self.inner.reason.name()
+    }
+
+    /// "foxes", "geese" or "draw", as in the arena's CSV files.
+    #[getter]
+    fn result(&self) -> &'static str {
+        self.inner.result_word()
+    }
+
+    /// +1 if `side` won, -1 if it lost, 0 for a draw.
+    fn value_for(&self, side: &str) -> PyResult<i32> {
+        let side = side.parse().map_err(value_error)?;
+        Ok(self.inner.value_for(side))
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Outcome('{}')", self.inner)
+    }
+}
+
+/// A game of Two Foxes or classic Fox and Geese with its history (for the
+/// repetition rule): `Game(fen=None, variant="two-foxes")`.
+#[pyclass(name = "Game", module = "halatafl")]
+#[derive(Clone)]
+pub struct PyGame {
+    pub(crate) game: Game,
+}
+
+#[pymethods]
+impl PyGame {
+    #[new]
+    #[pyo3(signature = (fen=None, variant="two-foxes"))]
+    fn new(fen: Option<&str>, variant: &str) -> PyResult<PyGame> {
+        let variant = parse_variant(variant)?;
+        Ok(PyGame {
+            game: Game::new(parse_position(fen, variant)?),
+        })
+    }
+
+    /// The current position string (`<placement> <side> <quiet>`).
+    fn fen(&self) -> String {
+        self.game.position().fen()
+    }
+
+    /// The variant in the engine protocol's words (`classic geese=15 sideways`).
+    #[getter]
+    fn variant(&self) -> String {
+        self.game.position().variant().to_string()
+    }
+
+    /// "foxes" or "geese": the side to move.
+    #[getter]
+    fn side(&self) -> &'static str {
+        self.game.position().side().name()
+    }
+
+    /// Plies played in this game.
+    #[getter]
+    fn ply(&self) -> usize {
+        self.game.ply()
+    }
+
+    /// Plies since the last capture or forward goose step.
+    #[getter]
+    fn quiet(&self) -> u16 {
+        self.game.position().quiet()
+    }
+
+    /// How many times the current position has stood on the board, counting now.
+    fn repetitions(&self) -> usize {
+        self.game.repetitions()
+    }
+
+    /// The legal moves as move strings (none once the game is over).
+    fn legal_moves(&self) -> Vec<String> {
+        if self.game.outcome().is_some() {
+            return Vec::new();
+        }
+        self.game
+            .position()
+            .legal_moves()
+            .iter()
+            .map(|m| m.to_string())
+            .collect()
+    }
+
+    /// The legal actions, ascending (none once the game is over).
+    fn legal_actions(&self) -> Vec<usize> {
+        if self.game.outcome().is_some() {
+            return Vec::new();
+        }
+        actions::legal_actions(&self.game.position().legal_moves())
+    }
+
+    /// Boolean mask over the 1089 actions (all false once the game is over).
+    fn action_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        let mut mask = vec![false; actions::ACTION_SIZE];
+        if self.game.outcome().is_none() {
+            actions::fill_mask(&self.game.position().legal_moves(), &mut mask);
+        }
+        mask.into_pyarray(py)
+    }
+
+    /// Plays a move string (`c7-d6`, `c5xe5xe3`); ValueError if malformed,
+    /// illegal or after the end.
+    fn play(&mut self, mv: &str) -> PyResult<()> {
+        self.game.play_str(mv).map(|_| ()).map_err(value_error)
+    }
+
+    /// Plays an action; returns the move string it named.
+    fn play_action(&mut self, action: i64) -> PyResult<String> {
+        let m = self.resolve_action(action)?;
+        self.game.play_unchecked(m);
+        Ok(m.to_string())
+    }
+
+    /// The move string an action names here (by the tie rule of
+    /// `halatafl.ACTION_SPACE_DOC`); ValueError if it is not legal.
+    fn action_to_move(&self, action: i64) -> PyResult<String> {
+        self.resolve_action(action).map(|m| m.to_string())
+    }
+
+    /// Takes back the last move; returns it, or None at the start.
+    fn undo(&mut self) -> Option<String> {
+        self.game.undo().map(|m| m.to_string())
+    }
+
+    /// The moves played, as move strings.
+    fn moves(&self) -> Vec<String> {
+        self.game.moves().iter().map(|m| m.to_string()).collect()
+    }
+
+    /// The outcome by the five end rules, or None while the game goes on.
+    fn outcome(&self) -> Option<PyOutcome> {
+        self.game.outcome().map(|inner| PyOutcome { inner })
+    }
+
+    fn is_over(&self) -> bool {
+        self.game.outcome().is_some()
+    }
+
+    /// The network's input planes of the current position, float32
+    /// (10, 7, 7): exactly what the Rust network sees (encoding version
+    /// `halatafl.ENCODING_VERSION`).
+    fn observation<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f32>> {
+        let mut planes = vec![0.0; encoding::INPUT_SIZE];
+        encode_game(&self.game, &mut planes);
+        Array3::from_shape_vec(OBS_SHAPE, planes)
+            .expect("INPUT_SIZE is the product of OBS_SHAPE")
+            .into_pyarray(py)
+    }
+
+    /// A new game from the left-right mirror of the current position (its
+    /// history is not carried over).
+    fn mirror(&self) -> PyGame {
+        PyGame {
+            game: Game::new(self.game.position().mirror()),
+        }
+    }
+
+    fn copy(&self) -> PyGame {
+        self.clone()
+    }
+
+    fn __copy__(&self) -> PyGame {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyGame {
+        self.clone()
+    }
+
+    /// The board drawn as `halatafl play` shows it.
+    fn __str__(&self) -> String {
+        halatafl_cli::board_text::draw_board(self.game.position())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Game('{}', variant='{}', ply={})",
+            self.game.position().fen(),
+            self.game.position().variant(),
+            self.game.ply()
+        )
+    }
+}
+
+impl PyGame {
+    fn resolve_action(&self, action: i64) -> PyResult<halatafl_rules::Move> {
+        if let Some(outcome) = self.game.outcome() {
+            return Err(value_error(format!(
+                "action {action} played after the game ended: {outcome}"
+            )));
+        }
+        let position = self.game.position();
+        let moves = position.legal_moves();
+        usize::try_from(action)
+            .ok()
+            .filter(|&a| a < actions::ACTION_SIZE)
+            .and_then(|a| actions::resolve(&moves, a))
+            .ok_or_else(|| value_error(actions::why_not_legal(position, &moves, action)))
+    }
+}
+
+/// An agent's answer: the move (string and action), its value for the side
+/// to move when it has one, and search statistics.
+#[pyclass(name = "Decision", module = "halatafl", frozen, get_all)]
+pub struct PyDecision {
+    #[pyo3(name = "move")]
+    mv: String,
+    action: usize,
+    value: Option<f32>,
+    depth: u32,
+    nodes: u64,
+    pv: Vec<String>,
+    extra: String,
+}
+
+#[pymethods]
+impl PyDecision {
+    fn __repr__(&self) -> String {
+        let value = self.value.map_or("None".to_string(), |v| v.to_string());
+        format!(
+            "Decision(move='{}', action={}, value={value}, depth={}, nodes={}, pv={:?}, extra='{}')",
+            self.mv, self.action, self.depth, self.nodes, self.pv, self.extra
+        )
+    }
+}
+
+/// A player built from a spec string, exactly as the CLI builds it:
+/// `random`, `alphabeta:depth=4`, `mcts:sims=200`, `net:ckpt=PATH,sims=N`,
+/// `best`. `Agent(spec, seed=0, variant="two-foxes")`.
+#[pyclass(name = "Agent", module = "halatafl")]
+pub struct PyAgent {
+    /// A Mutex only to make the class `Sync` for pyo3; calls take `&mut self`.
+    agent: Mutex<Box<dyn Agent>>,
+    variant: Variant,
+}
+
+#[pymethods]
+impl PyAgent {
+    #[new]
+    #[pyo3(signature = (spec, seed=0, variant="two-foxes"))]
+    fn new(py: Python<'_>, spec: &str, seed: i64, variant: &str) -> PyResult<PyAgent> {
+        let variant = parse_variant(variant)?;
+        let seed = non_negative("seed", seed)?;
+        // Loading a network can take a moment: let other threads run.
+        let agent = py
+            .detach(|| halatafl_cli::agents::build_agent(spec, seed, variant))
+            .map_err(value_error)?;
+        Ok(PyAgent {
+            agent: Mutex::new(agent),
+            variant,
+        })
+    }
+
+    /// The spec as the arena writes it in CSV files.
+    #[getter]
+    fn spec(&mut self) -> String {
+        self.agent_mut().spec()
+    }
+
+    /// Picks a move for the side to move in `game`, searching with the GIL
+    /// released. The spec's limits apply; `movetime_ms`, `depth` and `sims`
+    /// add limits for this move (the first reached ends the search).
+    #[pyo3(signature = (game, movetime_ms=None, depth=None, sims=None))]
+    fn choose(
+        &mut self,
+        py: Python<'_>,
+        game: &PyGame,
+        movetime_ms: Option<i64>,
+        depth: Option<i64>,
+        sims: Option<i64>,
+    ) -> PyResult<PyDecision> {
+        if let Some(outcome) = game.game.outcome() {
+            return Err(value_error(format!(
+                "the game is over ({outcome}): there is no move to choose"
+            )));
+        }
+        if game.game.position().variant() != self.variant {
+            return Err(value_error(format!(
+                "the agent was built for `{}`, the game is `{}`",
+                self.variant,
+                game.game.position().variant()
+            )));
+        }
+        let limit = |name: &str, value: Option<i64>, most: u64| -> PyResult<Option<u64>> {
+            match value {
+                Some(v) if v < 1 || v as u64 > most => Err(value_error(format!(
+                    "{name} = {v}: must be from 1 to {most}"
+                ))),
+                _ => Ok(value.map(|v| v as u64)),
+            }
+        };
+        let movetime_ms = limit("movetime_ms", movetime_ms, halatafl_agent::MAX_MOVETIME_MS)?;
+        let depth = limit("depth", depth, u32::MAX as u64)?.map(|d| d as u32);
+        let sims = limit("sims", sims, u32::MAX as u64)?.map(|s| s as u32);
+        let budget = Budget {
+            depth,
+            sims,
+            movetime: movetime_ms.map(Duration::from_millis),
+            stop: None,
+        };
+        let snapshot = game.game.clone();
+        let agent = self.agent_mut();
+        let decision = py.detach(|| agent.choose(&snapshot, &budget));
+        Ok(PyDecision {
+            mv: decision.mv.to_string(),
+            action: actions::action_of(decision.mv),
+            value: decision.value,
+            depth: decision.info.depth,
+            nodes: decision.info.nodes,
+            pv: decision.info.pv.iter().map(|m| m.to_string()).collect(),
+            extra: decision.info.extra,
+        })
+    }
+
+    /// A new game starts: forget trees, reseed tie-breaks and noise.
+    fn new_game(&mut self, seed: i64) -> PyResult<()> {
+        let seed = non_negative("seed", seed)?;
+        self.agent_mut().new_game(seed);
+        Ok(())
+    }
+
+    fn __repr__(&mut self) -> String {
+        format!("Agent('{}')", self.agent_mut().spec())
+    }
+}
+
+impl PyAgent {
+    fn agent_mut(&mut self) -> &mut Box<dyn Agent> {
+        self.agent
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The action of a move string (its first and last point); needs no
+/// position, so it does not check legality.
+#[pyfunction]
+fn move_to_action(mv: &str) -> PyResult<usize> {
+    actions::action_of_text(mv).map_err(value_error)
+}
+
+fn checked_action(action: i64) -> PyResult<usize> {
+    usize::try_from(action)
+        .ok()
+        .filter(|&a| a < actions::ACTION_SIZE)
+        .ok_or_else(|| {
+            value_error(format!(
+                "action {action} is out of range: actions are 0 to {}",
+                actions::ACTION_SIZE - 1
+            ))
+        })
+}
+
+/// The (from, to) point names of an action, e.g. (\"c7\", \"d6\").
+#[pyfunction]
+fn action_points(action: i64) -> PyResult<(String, String)> {
+    let (from, to) = actions::points_of(checked_action(action)?);
+    Ok((from.to_string(), to.to_string()))
+}
+
+/// The action in the left-right mirror (pairs with `Game.mirror` and
+/// `mirror_observation`).
+#[pyfunction]
+fn mirror_action(action: i64) -> PyResult<usize> {
+    Ok(actions::mirror_action(checked_action(action)?))
+}
+
+/// The observation(s) of the mirrored position(s): float32 planes whose
+/// last two axes are the 7x7 grid, e.g. (10, 7, 7) or (N, 10, 7, 7).
+#[pyfunction]
+fn mirror_observation<'py>(
+    py: Python<'py>,
+    obs: PyReadonlyArrayDyn<'py, f32>,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let view = obs.as_array();
+    let shape = view.shape().to_vec();
+    if shape.len() < 2 || shape[shape.len() - 1] != 7 || shape[shape.len() - 2] != 7 {
+        return Err(value_error(format!(
+            "observation shape {shape:?}: the last two axes must be the 7x7 grid"
+        )));
+    }
+    let flat: Vec<f32> = view.iter().copied().collect();
+    let mirrored = encoding::mirror_planes(&flat);
+    mirrored.into_pyarray(py).reshape(shape)
+}
+
+/// The 33 point names in slot order (the action space's numbering).
+#[pyfunction]
+fn point_names() -> Vec<String> {
+    (0..actions::POINTS)
+        .map(|s| actions::point_of_slot(s).to_string())
+        .collect()
+}
+
+#[pymodule]
+fn _halatafl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGame>()?;
+    m.add_class::<PyOutcome>()?;
+    m.add_class::<PyAgent>()?;
+    m.add_class::<PyDecision>()?;
+    m.add_class::<batch::BatchGames>()?;
+    m.add_function(wrap_pyfunction!(move_to_action, m)?)?;
+    m.add_function(wrap_pyfunction!(action_points, m)?)?;
+    m.add_function(wrap_pyfunction!(mirror_action, m)?)?;
+    m.add_function(wrap_pyfunction!(mirror_observation, m)?)?;
+    m.add_function(wrap_pyfunction!(point_names, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::rust_random_playouts, m)?)?;
+    m.add("ACTION_SIZE", actions::ACTION_SIZE)?;
+    m.add("ENCODING_VERSION", encoding::ENCODING_VERSION)?;
+    m.add("OBS_SHAPE", OBS_SHAPE.to_vec())?;
+    m.add("START_FEN", halatafl_rules::START_FEN)?;
+    m.add("AGENT_FORMS", halatafl_cli::agents::AGENT_FORMS)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

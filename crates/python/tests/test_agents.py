@@ -1,0 +1,104 @@
+"""Agents built from the CLI's spec strings, searching with the GIL
+released."""
+
+import threading
+import time
+
+import pytest
+
+import halatafl
+from conftest import ROOT, cli_error
+
+SPECS = [
+    "random",
+    "alphabeta:depth=3",
+    "mcts:sims=64",
+    "best",
+    f"net:ckpt={ROOT / 'models' / 'best.safetensors'},sims=16",
+]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_every_kind_of_agent_plays_legal_moves(spec):
+    agent = halatafl.Agent(spec, seed=3)
+    game = halatafl.Game()
+    for _ in range(6):
+        decision = agent.choose(game)
+        assert decision.move in game.legal_moves()
+        assert decision.action == halatafl.move_to_action(decision.move)
+        game.play(decision.move)
+    assert agent.spec.split(":")[0] == spec.split(":")[0]
+
+
+def test_search_info_comes_back():
+    decision = halatafl.Agent("alphabeta:depth=3").choose(halatafl.Game())
+    assert decision.depth == 3 and decision.nodes > 0 and decision.value is not None
+    assert decision.pv[0] == decision.move and len(decision.pv) >= 2
+    mcts = halatafl.Agent("mcts:sims=100", seed=1).choose(halatafl.Game())
+    assert mcts.nodes >= 100 or "sims" in mcts.extra or mcts.nodes > 0
+
+
+def test_budget_arguments_limit_the_search():
+    agent = halatafl.Agent("alphabeta:depth=8")
+    assert agent.choose(halatafl.Game(), depth=2).depth == 2
+    with pytest.raises(ValueError, match="depth = 0: must be from 1 to"):
+        agent.choose(halatafl.Game(), depth=0)
+    with pytest.raises(ValueError, match="sims = -3: must be from 1 to"):
+        agent.choose(halatafl.Game(), sims=-3)
+    with pytest.raises(ValueError, match="movetime_ms = 0: must be from 1 to 86400000"):
+        agent.choose(halatafl.Game(), movetime_ms=0)
+    with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
+        halatafl.Agent("random", seed=-1)
+    with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
+        agent.new_game(-1)
+
+
+def test_seeded_agents_repeat_their_games():
+    def play(seed):
+        agent = halatafl.Agent("mcts:sims=32", seed=seed)
+        game = halatafl.Game()
+        for _ in range(8):
+            game.play(agent.choose(game).move)
+        return game.moves()
+
+    assert play(5) == play(5)
+
+
+def test_the_gil_is_released_while_searching():
+    agent = halatafl.Agent("alphabeta:ms=400")
+    done = threading.Event()
+
+    def search():
+        agent.choose(halatafl.Game())
+        done.set()
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    spins = 0
+    while not done.is_set():
+        spins += 1
+        time.sleep(0)
+    thread.join()
+    # Holding the GIL for 400 ms would leave this thread a handful of turns.
+    assert spins > 1000
+
+
+def test_bad_specs_raise_the_cli_messages(tmp_path):
+    for spec in ["foo", "alphabeta:depth=0", "mcts:sims", "net:sims=2"]:
+        with pytest.raises(ValueError) as error:
+            halatafl.Agent(spec)
+        assert str(error.value) == cli_error(
+            "match", spec, "random", "--games", "1", "--csv", str(tmp_path / "x.csv")
+        ), spec
+    with pytest.raises(ValueError, match="could not be built|no such file|No such file|cannot read|not found"):
+        halatafl.Agent("net:ckpt=/nonexistent.safetensors")
+
+
+def test_finished_games_and_other_variants_are_refused():
+    over = halatafl.Game("GGG/GGG/F.GGG.F/......./......./.../... f 0")
+    with pytest.raises(ValueError, match="the game is over \\(geese \\(pen-filled\\)\\)"):
+        halatafl.Agent("random").choose(over)
+    with pytest.raises(ValueError, match="built for `two-foxes`, the game is `classic geese=13`"):
+        halatafl.Agent("random").choose(halatafl.Game(variant="classic"))
+    classic = halatafl.Agent("alphabeta:depth=2", variant="classic")
+    assert classic.choose(halatafl.Game(variant="classic")).move

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the `halatafl` Python package (crates/python) and runs its tests
+# (crates/python/tests) and its notebook (notebooks/python/) in a virtual
+# environment cached outside the checkout, keyed by the hash of the pinned
+# crates/python/requirements-dev.txt:
+# ${XDG_CACHE_HOME:-~/.cache}/halatafl/python-<hash>. A second run finds the
+# marker file and installs nothing; the package itself is built (by maturin,
+# into the workspace's target directory, so incrementally) and reinstalled on
+# every run, since the code changes.
+#
+# The venv sees PyTorch through a .pth file naming the site-packages of
+# scripts/setup-torch.sh's venv: the very libtorch the extension links by
+# rpath, so `import torch` next to `import halatafl` loads one libtorch.
+# Needs target/release/halatafl (scripts/test.sh builds it first): the tests
+# compare error messages with the command-line program's.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+python=${PYTHON:-python3}
+requirements=crates/python/requirements-dev.txt
+hash=$(sha256sum "$requirements" | cut -c1-16)
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/python-$hash"
+
+if [ ! -f "$venv/.complete" ]; then
+  echo "check-python: installing $requirements into $venv (once)" >&2
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$requirements"
+  touch "$venv/.complete"
+fi
+
+./scripts/setup-torch.sh
+torch_site=$(cd "$(readlink -f .libtorch)/.." && pwd)
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$torch_site" >"$site/halatafl-torch.pth"
+
+bin="$root/target/release/halatafl"
+[ -x "$bin" ] || { echo "check-python: $bin is missing; run cargo build --release -p halatafl-cli" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$venv/bin/maturin" build --release --quiet -m crates/python/Cargo.toml \
+  --target-dir "${CARGO_TARGET_DIR:-$root/target}" -i "$venv/bin/python" -o "$work/wheels" >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log" >&2; exit 1; }
+"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --force-reinstall --no-deps "$work"/wheels/*.whl
+
+HALATAFL_BIN="$bin" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests "$@"
+
+# The example notebook, executed headless with a short training run.
+for notebook in notebooks/python/*.ipynb; do
+  name=$(basename "$notebook" .ipynb)
+  echo "check-python: executing $notebook" >&2
+  if ! HALATAFL_TRAIN_SECONDS=${HALATAFL_TRAIN_SECONDS:-10} HALATAFL_EVAL_GAMES=${HALATAFL_EVAL_GAMES:-8} \
+      HALATAFL_WORK="$work" MPLBACKEND=Agg \
+      "$venv/bin/python" -m jupyter nbconvert --to notebook --execute \
+      --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
+      --output-dir "$work" --output "$name.executed" "$notebook" >"$work/$name.log" 2>&1; then
+    cat "$work/$name.log" >&2
+    echo "check-python: $notebook FAILED" >&2
+    exit 1
+  fi
+  echo "check-python: $notebook ran" >&2
+done
