@@ -72,6 +72,8 @@ fn error_line(e: &anyhow::Error) -> String {
 
 fn main() {
     end_quietly_on_broken_pipe();
+    // Before any thread exists, so that every thread inherits it.
+    halatafl_nn::denormal::flush_denormals();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(a) => commands::perft::run(a),

@@ -5,11 +5,14 @@
 //! a training step counts as 3x forward). Every figure is the median of
 //! `repeats` timed runs after a warm-up.
 
+use crate::checkpoint::{self, CheckpointError};
 use crate::config::NetConfig;
+use crate::denormal::set_flush_denormals;
 use crate::inference::{InferenceNet, Precision};
 use crate::sample::{Batch, Sample};
 use crate::train::{TrainConfig, Trainer};
 use halatafl_rules::{Game, Variant};
+use std::path::Path;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
 
@@ -120,28 +123,46 @@ pub fn inference(
     }
 }
 
-/// Training steps at `precision`: `bf16` is mixed precision (bf16 autocast
-/// over fp32 weights), see [`crate::autocast`].
-pub fn training(
-    config: NetConfig,
-    device: Device,
-    precision: Precision,
-    batch: usize,
-    repeats: usize,
-) -> BenchRow {
-    let train = TrainConfig {
-        precision,
-        ..TrainConfig::default()
-    };
-    let mut trainer = Trainer::new(config, train, device, 1);
+/// The network a benchmark runs: a fresh one of a preset, or a trained one
+/// from a checkpoint (its weights and optimiser moments, which after
+/// training hold subnormal numbers, see [`crate::denormal`]).
+#[derive(Clone, Copy, Debug)]
+pub enum BenchNetwork<'a> {
+    Fresh(NetConfig),
+    Checkpoint(&'a Path),
+}
+
+impl BenchNetwork<'_> {
+    /// A trainer for this network, training at `precision`.
+    pub fn trainer(
+        &self,
+        device: Device,
+        precision: Precision,
+    ) -> Result<Trainer, CheckpointError> {
+        let mut trainer = match self {
+            BenchNetwork::Fresh(config) => Trainer::new(*config, TrainConfig::default(), device, 1),
+            BenchNetwork::Checkpoint(path) => checkpoint::load(path, None, device)?.0,
+        };
+        trainer.config.precision = precision;
+        Ok(trainer)
+    }
+}
+
+/// Training steps at `precision` (`bf16` is mixed precision, bf16 autocast
+/// over fp32 weights, see [`crate::autocast`]), from `trainer`'s state.
+pub fn training(mut trainer: Trainer, batch: usize, repeats: usize) -> BenchRow {
+    let config = trainer.net.config;
+    let device = trainer.device();
+    let precision = trainer.config.precision;
     let samples = random_samples(batch, 12);
     let refs: Vec<&Sample> = samples.iter().collect();
     let b = Batch::new(&refs, device);
     let secs = median_seconds(repeats, || {
-        // Random targets on a fresh network: a non-finite loss is a bug here.
+        // Random targets: a non-finite loss is a bug here (checkpoints are
+        // checked when loaded).
         trainer
             .train_step(&b)
-            .expect("a fresh network gives finite losses");
+            .expect("random targets give finite losses");
         sync(device);
     });
     let sps = batch as f64 / secs;
@@ -155,19 +176,23 @@ pub fn training(
     }
 }
 
-/// The whole table for one preset on one device.
+/// The whole table for one network on one device. For a checkpoint on the
+/// CPU, two more rows measure the largest inference batch and fp32 training
+/// with subnormal numbers computed as such (flush-to-zero off on this thread
+/// while they run), to show what flushing them saves.
 pub fn run(
-    config: NetConfig,
+    network: BenchNetwork,
     device: Device,
     batches: &[usize],
     repeats: usize,
     with_bf16: bool,
-) -> Vec<BenchRow> {
+) -> Result<Vec<BenchRow>, CheckpointError> {
     let mut rows = vec![matmul(2048, Precision::F32, device, repeats)];
     if with_bf16 {
         rows.push(matmul(2048, Precision::Bf16, device, repeats));
     }
-    let trainer = Trainer::new(config, TrainConfig::default(), device, 1);
+    let trainer = network.trainer(device, Precision::F32)?;
+    let config = trainer.net.config;
     let mut precisions = vec![Precision::F32];
     if with_bf16 {
         precisions.push(Precision::Bf16);
@@ -179,9 +204,28 @@ pub fn run(
         }
     }
     for &precision in &precisions {
-        rows.push(training(config, device, precision, 256, repeats.min(5)));
+        rows.push(training(
+            network.trainer(device, precision)?,
+            256,
+            repeats.min(5),
+        ));
     }
-    rows
+    if matches!(network, BenchNetwork::Checkpoint(_)) && device == Device::Cpu {
+        let net = InferenceNet::new(&trainer.net, Precision::F32, device);
+        let fresh_trainer = network.trainer(device, Precision::F32)?;
+        set_flush_denormals(false);
+        let mut kept = vec![];
+        if let Some(&b) = batches.iter().max() {
+            kept.push(inference(&net, &config, Precision::F32, b, repeats));
+        }
+        kept.push(training(fresh_trainer, 256, repeats.min(5)));
+        set_flush_denormals(true);
+        for mut row in kept {
+            row.what.push_str(" subnormals kept");
+            rows.push(row);
+        }
+    }
+    Ok(rows)
 }
 
 /// Largest absolute differences (policy logits, WDL probabilities) between

@@ -14,6 +14,7 @@ pub mod autocast;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod denormal;
 pub mod encoding;
 pub mod evaluator;
 pub mod inference;
@@ -67,7 +68,10 @@ pub fn parse_device(text: &str) -> Result<tch::Device, DeviceError> {
 }
 
 /// Sets libtorch's intra-op thread count (per process) and one inter-op
-/// thread: this project parallelises across games itself.
+/// thread: this project parallelises across games itself. Also flushes
+/// subnormal floats to zero on the calling thread (see [`denormal`]): every
+/// thread that runs the network calls this first.
 pub fn set_threads(intra_op: usize) {
+    denormal::flush_denormals();
     tch::set_num_threads(intra_op.max(1) as i32);
 }

@@ -8,9 +8,15 @@ use halatafl_nn::{bench, NetConfig};
 /// Medians of repeated timed runs.
 #[derive(Args, Debug)]
 pub struct BenchNetArgs {
-    /// Network preset.
+    /// Network preset (a fresh network).
     #[arg(long, default_value = "b6c64")]
     pub preset: String,
+    /// A trained network instead of a fresh preset: its weights and
+    /// optimiser state. On the CPU two more rows show inference and training
+    /// with subnormal numbers computed as such, i.e. what flushing them to
+    /// zero (the program's default) saves.
+    #[arg(long, value_name = "PATH")]
+    pub ckpt: Option<std::path::PathBuf>,
     /// cpu, cuda, cuda:N or auto.
     #[arg(long, default_value = "cpu")]
     pub device: String,
@@ -30,8 +36,17 @@ pub struct BenchNetArgs {
 
 pub fn run(args: BenchNetArgs) -> Result<()> {
     halatafl_nn::set_threads(args.threads);
-    let config = NetConfig::parse_preset(&args.preset).map_err(anyhow::Error::msg)?;
     let device = halatafl_nn::parse_device(&args.device)?;
+    let network = match &args.ckpt {
+        Some(path) => bench::BenchNetwork::Checkpoint(path),
+        None => bench::BenchNetwork::Fresh(
+            NetConfig::parse_preset(&args.preset).map_err(anyhow::Error::msg)?,
+        ),
+    };
+    let config = network
+        .trainer(tch::Device::Cpu, halatafl_nn::Precision::F32)?
+        .net
+        .config;
     let bf16 = args
         .bf16
         .unwrap_or(device.is_cuda() || halatafl_nn::inference::cpu_has_fast_bf16());
@@ -41,7 +56,7 @@ pub fn run(args: BenchNetArgs) -> Result<()> {
         config.flops_per_position() / 1e6
     );
     println!(
-        "{:<22} {:>9} {:>6} {:>14} {:>10} {:>10}",
+        "{:<40} {:>9} {:>6} {:>14} {:>10} {:>10}",
         "what", "precision", "batch", "per_second", "GFLOP/s", "median_ms"
     );
     let mut precisions = vec![halatafl_nn::Precision::F32];
@@ -54,9 +69,9 @@ pub fn run(args: BenchNetArgs) -> Result<()> {
             println!("# {precision:?} on {device:?} vs f32 on Cpu, 64 positions: max |policy logit diff| {policy:.2e}, max |wdl diff| {wdl:.2e}");
         }
     }
-    for r in bench::run(config, device, &args.batches, args.repeats, bf16) {
+    for r in bench::run(network, device, &args.batches, args.repeats, bf16)? {
         println!(
-            "{:<22} {:>9} {:>6} {:>14.0} {:>10.1} {:>10.3}",
+            "{:<40} {:>9} {:>6} {:>14.0} {:>10.1} {:>10.3}",
             r.what, r.precision, r.batch, r.per_second, r.gflops, r.median_ms
         );
     }
