@@ -80,3 +80,34 @@ fn the_best_spec_takes_network_options_but_not_a_checkpoint() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("`ckpt` is not an option"), "{err}");
 }
+
+#[test]
+fn bench_net_measures_a_checkpoint_with_and_without_subnormals() {
+    let ckpt = common::workspace().join("models/best.safetensors");
+    let ckpt = ckpt.to_str().unwrap();
+    let out = common::halatafl(&[
+        "bench-net",
+        "--ckpt",
+        ckpt,
+        "--batches",
+        "4",
+        "--repeats",
+        "1",
+        "--threads",
+        "1",
+        "--bf16",
+        "false",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The shipped network's own shape, not the default preset's.
+    assert!(text.contains("inference b4c32"), "{text}");
+    assert!(text.contains("training b4c32 subnormals kept"), "{text}");
+    assert!(text.contains("inference b4c32 subnormals kept"), "{text}");
+    let err = common::fails(&["bench-net", "--ckpt", "/nonexistent/net.safetensors"]);
+    assert!(err.contains("/nonexistent/net.safetensors"), "{err}");
+}
