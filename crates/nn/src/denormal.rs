@@ -7,8 +7,9 @@
 //! times slower than a normal one. Measured here on a `ship-1` checkpoint
 //! (generation 2, 4,429 subnormals among 273,433 floats): one of its 3x3
 //! convolutions, forward and backward on 256 positions, took 114 ms instead
-//! of 9 ms, and training ran at 350 samples/s where a fresh network trains
-//! at 2,500 (`experiments/README.md`).
+//! of 9 ms; `bench-net --ckpt` trained on its state at 273 samples/s instead
+//! of 1,530; and a whole training stage of the run went 1.4 times faster
+//! with the flags (`experiments/README.md`).
 //!
 //! The fix is the CPU's own: MXCSR's flush-to-zero (FTZ: subnormal results
 //! become 0) and denormals-are-zero (DAZ: subnormal inputs read as 0), what
