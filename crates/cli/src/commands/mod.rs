@@ -11,6 +11,7 @@ pub mod play;
 pub mod replay;
 pub mod report;
 pub mod selfplay;
+pub mod solve;
 pub mod summary;
 pub mod tournament;
 pub mod train;
