@@ -37,6 +37,7 @@ enum Command {
     Learn(commands::learn::LearnArgs),
     Evaluate(commands::evaluate::EvaluateArgs),
     Solve(commands::solve::SolveArgs),
+    Accuracy(commands::accuracy::AccuracyArgs),
 }
 
 /// Restores the default action of SIGPIPE, which Rust's runtime ignores: a
@@ -91,6 +92,7 @@ fn main() {
         Command::Learn(a) => commands::learn::run(a),
         Command::Evaluate(a) => commands::evaluate::run(a),
         Command::Solve(a) => commands::solve::run(a),
+        Command::Accuracy(a) => commands::accuracy::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_line(&e));

@@ -182,19 +182,27 @@ impl Solver {
     /// The value of `position` (with no history), within the budget.
     pub fn solve(&mut self, position: &Position) -> Solution {
         let started = Instant::now();
-        if self.config.threads == 2 {
+        // Where no draw can happen one search decides, and two threads
+        // would only run the same search twice.
+        if self.config.threads == 2 && !cannot_draw(position) {
             return self.solve_parallel(position, started);
         }
         let budget = self.config.budget_nodes;
         let mover = position.side();
         let mut searches = Vec::new();
         let mut nodes = 0;
-        // The side to move first, with half the budget: if it wins, done.
-        let (first, first_best, n1) = self.prove(position, mover, budget / 2);
+        let drawless = cannot_draw(position);
+        // The side to move first, with half the budget (all of it where no
+        // draw is possible): if it wins, done.
+        let first_budget = if drawless { budget } else { budget / 2 };
+        let (first, first_best, n1) = self.prove(position, mover, first_budget);
         nodes += n1;
         searches.push((mover, first));
         let (value, best) = if first == SearchOutcome::Proven {
             (Some(Value::Win(mover)), first_best)
+        } else if drawless {
+            let value = (first == SearchOutcome::Disproven).then_some(Value::Win(mover.other()));
+            (value, None)
         } else {
             let (second, second_best, n2) = self.prove(position, mover.other(), budget - nodes);
             nodes += n2;
@@ -472,6 +480,18 @@ impl Solver {
         }
         (pn, dn, dep, children)
     }
+}
+
+/// Whether no draw can happen from `position`: classic Fox and Geese
+/// without sideways steps, where every goose move is forward. Then no
+/// placement can repeat (each goose move raises the geese's summed rows,
+/// each capture lowers their count) and the counter never passes the
+/// root's plus one, so the fifty-move rule cannot apply below a root
+/// counter of 98; "the mover does not win" then means "the other side
+/// wins", and one boolean search decides.
+fn cannot_draw(position: &Position) -> bool {
+    let v = position.variant();
+    v.is_classic() && !v.sideways && position.quiet() < 98
 }
 
 /// Stack of the search threads: a frame per ply, and paths can be long.

@@ -1,4 +1,5 @@
 //! One file per subcommand.
+pub mod accuracy;
 pub mod bench_net;
 pub mod engine;
 pub mod evaluate;
