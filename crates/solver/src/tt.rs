@@ -254,3 +254,47 @@ impl Table {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_rules::Variant;
+
+    fn at(quiet: u16) -> Position {
+        Position::from_fen(
+            &format!("F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f {quiet}"),
+            Variant::two_foxes(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn proofs_hold_below_their_counter_and_disproofs_above() {
+        let mut t = Table::new(1);
+        t.store_proof(&at(10), Side::Foxes, 5);
+        assert_eq!(t.lookup(&at(10), Side::Foxes), Known::Proven);
+        assert_eq!(t.lookup(&at(0), Side::Foxes), Known::Proven);
+        assert!(matches!(t.lookup(&at(11), Side::Foxes), Known::Numbers { .. }));
+        // A foxes' proof is a geese' disproof at the same counters.
+        assert_eq!(t.lookup(&at(3), Side::Geese), Known::Disproven);
+        assert_eq!(t.lookup(&at(11), Side::Geese), Known::Missing);
+        t.store_disproof(&at(40), Side::Foxes, 5);
+        assert_eq!(t.lookup(&at(99), Side::Foxes), Known::Disproven);
+        assert!(matches!(t.lookup(&at(39), Side::Foxes), Known::Numbers { .. }));
+        assert_eq!(t.stats().contradictions, 0);
+        // A disproof below a proof's range is a contradiction, and counted.
+        t.store_disproof(&at(5), Side::Foxes, 5);
+        assert_eq!(t.stats().contradictions, 1);
+    }
+
+    #[test]
+    fn whole_placements_are_keys() {
+        let mut t = Table::new(1);
+        let a = at(0);
+        let mut b = a;
+        b.play_unchecked(a.legal_moves()[0]);
+        t.store_proof(&a, Side::Foxes, 1);
+        assert_eq!(t.lookup(&b, Side::Foxes), Known::Missing);
+        assert_eq!(t.stats().used, 1);
+    }
+}
