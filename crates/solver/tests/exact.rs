@@ -66,7 +66,7 @@ fn random_position(
     let goose_points: Vec<Point> = points[fox_count..]
         .iter()
         .copied()
-        .filter(|p| (goose_rows.0..=goose_rows.1).contains(&(p.row() as i32 + 1)))
+        .filter(|p| (goose_rows.0..=goose_rows.1).contains(&(p.row() + 1)))
         .take(geese)
         .collect();
     let geese_bb = goose_points.iter().fold(Bitboard::EMPTY, |b, &p| b.with(p));
