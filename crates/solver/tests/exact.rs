@@ -4,7 +4,7 @@
 //! over the real rules.
 
 use halatafl_rules::{Bitboard, Game, Point, Position, Side, Variant};
-use halatafl_solver::{verify_win, Solver, SolverConfig, Value};
+use halatafl_solver::{verify_win, SearchOutcome, Solver, SolverConfig, Value};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -126,6 +126,10 @@ fn check_family(
             Value::Draw => tally.draws += 1,
             Value::Win(w) => {
                 tally.wins += 1;
+                // Where no draw is possible the winner may be known from
+                // the loser's disproof alone: prove it directly first.
+                let (outcome, _, _) = solver.prove(&position, w, 2_000_000);
+                assert_eq!(outcome, SearchOutcome::Proven, "{}", position.fen());
                 match verify_win(&solver, &position, w, 100_000) {
                     Ok(_) => tally.verified += 1,
                     Err(halatafl_solver::VerifyError::TooBig(_)) => {}
@@ -191,4 +195,32 @@ fn classic_forward_only_positions_match_minimax() {
         t.compared, t.wins, t.verified
     );
     assert!(t.compared >= 40 && t.draws == 0);
+}
+
+#[test]
+fn two_threads_give_the_values_of_one() {
+    let variant = Variant::classic(13, true).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let config = |threads| SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        threads,
+        ..SolverConfig::default()
+    };
+    let mut one = Solver::new(config(1)).unwrap();
+    let mut two = Solver::new(config(2)).unwrap();
+    let mut decided = 0;
+    for _ in 0..300 {
+        let geese = rng.random_range(4..=6);
+        let p = random_position(&mut rng, variant, geese, (4, 7), (84, 99));
+        // Small positions only: those plain minimax finishes.
+        let Some(expected) = reference_value(&p, 40_000) else {
+            continue;
+        };
+        let (a, b) = (one.solve(&p), two.solve(&p));
+        assert_eq!(a.value, Some(expected), "{}", p.fen());
+        assert_eq!(b.value, Some(expected), "{}", p.fen());
+        decided += 1;
+    }
+    assert!(decided >= 30, "{decided}");
 }
