@@ -19,8 +19,9 @@ use std::time::Instant;
 pub struct SolveArgs {
     #[command(flatten)]
     pub position: PositionArgs,
-    /// Most positions to expand over both searches (per position with
-    /// --from-games) [default: 10000000].
+    /// Most positions to expand over both searches (with --from-games: per
+    /// position, and per move when the moves that keep its value are
+    /// solved) [default: 10000000].
     #[arg(long)]
     pub budget_nodes: Option<u64>,
     /// Transposition table size in MiB [default: 256].
