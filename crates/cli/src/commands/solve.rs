@@ -143,7 +143,7 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         }
         let plies = game.positions().len();
         for (ply, position) in game.positions().iter().enumerate().rev() {
-            if (plies - 1 - ply) % args.every != 0
+            if !(plies - 1 - ply).is_multiple_of(args.every)
                 || position.outcome_without_history().is_some()
                 || args.max_geese.is_some_and(|g| position.geese().count() > g)
             {
@@ -207,7 +207,7 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             ply: c.ply,
             game: c.game,
         });
-        if suite.len() % 50 == 0 {
+        if suite.len().is_multiple_of(50) {
             eprintln!(
                 "{} solved of {tried} tried ({:.0} s)",
                 suite.len(),
