@@ -36,6 +36,8 @@ enum Command {
     Selfplay(commands::selfplay::SelfplayArgs),
     Learn(commands::learn::LearnArgs),
     Evaluate(commands::evaluate::EvaluateArgs),
+    Solve(commands::solve::SolveArgs),
+    Accuracy(commands::accuracy::AccuracyArgs),
 }
 
 /// Restores the default action of SIGPIPE, which Rust's runtime ignores: a
@@ -91,6 +93,8 @@ fn main() {
         Command::Selfplay(a) => commands::selfplay::run(a),
         Command::Learn(a) => commands::learn::run(a),
         Command::Evaluate(a) => commands::evaluate::run(a),
+        Command::Solve(a) => commands::solve::run(a),
+        Command::Accuracy(a) => commands::accuracy::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_line(&e));

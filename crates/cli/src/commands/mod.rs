@@ -1,4 +1,5 @@
 //! One file per subcommand.
+pub mod accuracy;
 pub mod bench_net;
 pub mod engine;
 pub mod evaluate;
@@ -11,6 +12,7 @@ pub mod play;
 pub mod replay;
 pub mod report;
 pub mod selfplay;
+pub mod solve;
 pub mod summary;
 pub mod tournament;
 pub mod train;

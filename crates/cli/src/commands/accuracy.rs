@@ -1,0 +1,158 @@
+use crate::agents::{build_agent, AGENT_FORMS};
+use anyhow::{Context, Result};
+use clap::Args;
+use halatafl_agent::Budget;
+use halatafl_rules::Game;
+use halatafl_solver::suite::{read_suite, stage, SuiteEntry};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// An agent's accuracy on a solved suite (`halatafl solve --from-games`):
+/// move accuracy (the share of positions where it plays a move that keeps
+/// the proven value) and, for agents that report a value, value accuracy
+/// (its value read as win > 1/3, loss < -1/3, draw between, against the
+/// proven one), by game stage. "Critical" positions are those where some
+/// legal move loses value.
+#[derive(Args, Debug)]
+#[command(after_help = AGENT_FORMS)]
+pub struct AccuracyArgs {
+    /// The agent spec, e.g. alphabeta:depth=4 or best:sims=100.
+    pub agent: String,
+    /// The suite CSV (fen, variant, value, keeping_moves, ...).
+    #[arg(long)]
+    pub suite: PathBuf,
+    /// Worker threads, each with its own agent.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Seed of the agent's tie-breaks and noise.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// One position's verdict.
+struct Verdict {
+    stage: String,
+    critical: bool,
+    move_keeps: bool,
+    value_right: Option<bool>,
+}
+
+/// The proven value for the side to move (+1, 0, -1) read back from an
+/// agent's value in [-1, 1].
+fn value_class(v: f32) -> i32 {
+    if v > 1.0 / 3.0 {
+        1
+    } else if v < -1.0 / 3.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+fn judge(agent: &mut dyn halatafl_agent::Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
+    let game = Game::new(entry.position);
+    agent.new_game(seed ^ entry.line);
+    let decision = agent.choose(&game, &Budget::default());
+    let mover = entry.position.side();
+    Verdict {
+        stage: stage(entry.position.geese().count(), entry.position.variant()),
+        critical: entry.keeping.len() < entry.row.legal_moves,
+        move_keeps: entry.keeping.contains(&decision.mv),
+        value_right: decision
+            .value
+            .map(|v| value_class(v) == entry.value.for_side(mover)),
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    positions: usize,
+    keeps: usize,
+    critical: usize,
+    critical_keeps: usize,
+    valued: usize,
+    value_right: usize,
+}
+
+impl Tally {
+    fn add(&mut self, v: &Verdict) {
+        self.positions += 1;
+        self.keeps += v.move_keeps as usize;
+        if v.critical {
+            self.critical += 1;
+            self.critical_keeps += v.move_keeps as usize;
+        }
+        if let Some(right) = v.value_right {
+            self.valued += 1;
+            self.value_right += right as usize;
+        }
+    }
+}
+
+fn percent(part: usize, whole: usize) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
+pub fn run(args: AccuracyArgs) -> Result<()> {
+    anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    let entries = read_suite(&args.suite)?;
+    let variant = entries[0].position.variant();
+    // The spec is checked once, before any thread starts.
+    build_agent(&args.agent, args.seed, variant)
+        .with_context(|| format!("agent `{}`", args.agent))?;
+    let threads = args.threads.min(entries.len());
+    let verdicts: Vec<Verdict> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let entries = &entries;
+                let spec = &args.agent;
+                let seed = args.seed;
+                s.spawn(move || -> Result<Vec<Verdict>> {
+                    let mut agent = build_agent(spec, seed, variant)?;
+                    Ok(entries
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|e| judge(agent.as_mut(), e, seed))
+                        .collect())
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("accuracy worker"))
+            .collect::<Result<Vec<_>>>()
+            .map(|parts| parts.into_iter().flatten().collect())
+    })?;
+    let mut by_stage: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut all = Tally::default();
+    for v in &verdicts {
+        by_stage.entry(v.stage.clone()).or_default().add(v);
+        all.add(v);
+    }
+    println!(
+        "{} on {} ({} positions)",
+        args.agent,
+        args.suite.display(),
+        all.positions
+    );
+    println!("| stage | positions | move accuracy | critical positions | move accuracy (critical) | value accuracy (positions with a value) |");
+    println!("|---|---|---|---|---|---|");
+    let rows = by_stage.iter().map(|(k, t)| (k.as_str(), t));
+    for (name, t) in rows.chain(std::iter::once(("all", &all))) {
+        println!(
+            "| {name} | {} | {} | {} | {} | {} ({}) |",
+            t.positions,
+            percent(t.keeps, t.positions),
+            t.critical,
+            percent(t.critical_keeps, t.critical),
+            percent(t.value_right, t.valued),
+            t.valued
+        );
+    }
+    Ok(())
+}

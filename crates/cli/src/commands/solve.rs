@@ -1,0 +1,230 @@
+use crate::variant_args::PositionArgs;
+use anyhow::{Context, Result};
+use clap::Args;
+use halatafl_arena::{read_game_rows, write_csv_atomic, write_target};
+use halatafl_rules::{Game, Position, Side, Variant};
+use halatafl_solver::suite::{keeping_moves, SuiteRow};
+use halatafl_solver::{SearchOutcome, Solution, Solver, SolverConfig, Value};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Prove the game-theoretic value of a position (foxes win, geese win or
+/// draw) by depth-first proof-number search, exact under the repetition and
+/// fifty-move rules (see the halatafl-solver crate docs); the position has
+/// no history. Prints `unknown` and the root's proof and disproof numbers
+/// when the node budget runs out. With --from-games, builds a test suite
+/// instead: solves positions of recorded games and writes the solved ones.
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub position: PositionArgs,
+    /// Most positions to expand over both searches (with --from-games: per
+    /// position, and per move when the moves that keep its value are
+    /// solved) [default: 10000000].
+    #[arg(long)]
+    pub budget_nodes: Option<u64>,
+    /// Transposition table size in MiB [default: 256].
+    #[arg(long)]
+    pub tt_mb: Option<usize>,
+    /// 1: the two boolean searches (does the side to move win? does the
+    /// other side?) run one after the other on one table; 2: at once, each
+    /// with half the table and half the budget. No other value is accepted.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
+    /// solved, latest plies first, and the proven ones written to --out.
+    #[arg(long, requires = "out", conflicts_with = "fen")]
+    pub from_games: Option<PathBuf>,
+    /// Suite mode: the suite CSV to write (atomically).
+    #[arg(long, requires = "from_games")]
+    pub out: Option<PathBuf>,
+    /// Suite mode: stop after this many solved positions.
+    #[arg(long, default_value_t = 1000)]
+    pub max_positions: usize,
+    /// Suite mode: take every K-th ply of each game (counted from its end).
+    #[arg(long, default_value_t = 1)]
+    pub every: usize,
+    /// Suite mode: skip positions with more geese than this.
+    #[arg(long)]
+    pub max_geese: Option<u32>,
+}
+
+impl SolveArgs {
+    fn config(&self) -> SolverConfig {
+        let d = SolverConfig::default();
+        SolverConfig {
+            budget_nodes: self.budget_nodes.unwrap_or(d.budget_nodes),
+            tt_mib: self.tt_mb.unwrap_or(d.tt_mib),
+            threads: self.threads,
+            ..d
+        }
+    }
+}
+
+fn search_text(prover: Side, outcome: SearchOutcome) -> String {
+    let state = match outcome {
+        SearchOutcome::Proven => "yes".to_string(),
+        SearchOutcome::Disproven => "no".to_string(),
+        SearchOutcome::Unknown { pn, dn } => format!("unknown (root pn {pn}, dn {dn})"),
+    };
+    format!("{prover} win? {state}")
+}
+
+fn print_solution(position: &Position, s: &Solution, budget: u64) {
+    println!("position: {}", position.fen());
+    match s.value {
+        Some(v) => println!("value: {v}"),
+        None => println!("value: unknown (budget of {budget} nodes spent)"),
+    }
+    match (s.value, s.best) {
+        (_, Some(m)) => println!("best: {m}"),
+        (Some(Value::Win(w)), None) if w != position.side() => {
+            println!("best: none (every move loses)")
+        }
+        _ => println!("best: none"),
+    }
+    let searches: Vec<String> = s.searches.iter().map(|&(p, o)| search_text(p, o)).collect();
+    println!("searches: {}", searches.join("; "));
+    let secs = s.elapsed.as_secs_f64();
+    println!("nodes: {}", s.nodes);
+    println!(
+        "time: {secs:.3} s ({:.0} nodes/s)",
+        s.nodes as f64 / secs.max(1e-9)
+    );
+    println!(
+        "table: {} of {} entries used ({:.1}%), {} MiB",
+        s.table.used,
+        s.table.capacity,
+        100.0 * s.table.used as f64 / s.table.capacity.max(1) as f64,
+        s.table.bytes >> 20
+    );
+}
+
+pub fn run(args: SolveArgs) -> Result<()> {
+    let config = args.config();
+    if args.from_games.is_some() {
+        return build_suite(&args, config);
+    }
+    let position = args.position.position()?;
+    let mut solver = Solver::new(config.clone())?;
+    let solution = solver.solve(&position);
+    print_solution(&position, &solution, config.budget_nodes);
+    Ok(())
+}
+
+/// A position of a recorded game, with where it came from.
+struct Candidate {
+    position: Position,
+    game: usize,
+    ply: usize,
+}
+
+fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
+    let games_path = args.from_games.as_ref().expect("checked by the caller");
+    let out = args.out.as_ref().expect("clap requires --out");
+    anyhow::ensure!(args.every >= 1, "--every must be at least 1");
+    write_target(out).with_context(|| format!("--out {}", out.display()))?;
+    let rows = read_game_rows(games_path)
+        .with_context(|| format!("reading --from-games {}", games_path.display()))?;
+    // Positions of every game, latest plies first (where proofs are cheap),
+    // each position once.
+    let mut candidates = Vec::new();
+    let mut seen = HashSet::new();
+    for row in &rows {
+        let variant: Variant = row.variant.parse().map_err(|e: String| {
+            anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game)
+        })?;
+        let mut game = Game::start_of(variant);
+        for (i, text) in row.moves.split_whitespace().enumerate() {
+            game.play_str(text).with_context(|| {
+                format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
+            })?;
+        }
+        let plies = game.positions().len();
+        for (ply, position) in game.positions().iter().enumerate().rev() {
+            if !(plies - 1 - ply).is_multiple_of(args.every)
+                || position.outcome_without_history().is_some()
+                || args.max_geese.is_some_and(|g| position.geese().count() > g)
+            {
+                continue;
+            }
+            if seen.insert((position.fen(), variant.to_string())) {
+                candidates.push(Candidate {
+                    position: *position,
+                    game: row.game,
+                    ply,
+                });
+            }
+        }
+    }
+    // Interleave games, ply by ply from their ends, so the suite spans games.
+    candidates.sort_by_key(|c| {
+        let end = rows
+            .iter()
+            .find(|r| r.game == c.game)
+            .map_or(0, |r| r.plies);
+        (end.saturating_sub(c.ply), c.game)
+    });
+    eprintln!(
+        "{} candidate positions from {} games",
+        candidates.len(),
+        rows.len()
+    );
+    let mut solver = Solver::new(config.clone())?;
+    let started = Instant::now();
+    let mut suite = Vec::new();
+    let mut tried = 0;
+    for c in &candidates {
+        if suite.len() >= args.max_positions {
+            break;
+        }
+        tried += 1;
+        let solution = solver.solve(&c.position);
+        let Some(value) = solution.value else {
+            continue;
+        };
+        let (keeping, extra) = keeping_moves(&mut solver, &c.position, value, config.budget_nodes);
+        let Some(keeping) = keeping else { continue };
+        if keeping.is_empty() {
+            anyhow::bail!(
+                "no move keeps the proven value {value} of {}: solver bug",
+                c.position.fen()
+            );
+        }
+        suite.push(SuiteRow {
+            fen: c.position.fen(),
+            variant: c.position.variant().to_string(),
+            value: value.word().to_string(),
+            keeping_moves: keeping
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            legal_moves: c.position.legal_moves().len(),
+            nodes: solution.nodes + extra,
+            geese: c.position.geese().count(),
+            ply: c.ply,
+            game: c.game,
+        });
+        if suite.len().is_multiple_of(50) {
+            eprintln!(
+                "{} solved of {tried} tried ({:.0} s)",
+                suite.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    write_csv_atomic(out, &suite).with_context(|| format!("writing {}", out.display()))?;
+    let count = |w: &str| suite.iter().filter(|r| r.value == w).count();
+    println!(
+        "{} positions solved of {tried} tried in {:.1} s: foxes {}, geese {}, draw {}; written to {}",
+        suite.len(),
+        started.elapsed().as_secs_f64(),
+        count("foxes"),
+        count("geese"),
+        count("draw"),
+        out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! End-to-end tests of `halatafl solve` (one position, and suite building
+//! from a games CSV) and `halatafl accuracy`, with errors on bad input that
+//! name the flag, or the file and line.
+
+mod common;
+
+use common::{fails, halatafl, read_csv, scratch};
+
+/// Runs a command that must succeed and returns its standard output.
+fn ok(args: &[&str]) -> String {
+    let out = halatafl(args);
+    assert!(
+        out.status.success(),
+        "halatafl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Nine geese, foxes to move, one capture chain: the foxes win with it.
+const ONE_CAPTURE_WINS: &str = "GGG/FGG/...G.GG/.....FG/......./.../... f 2";
+
+#[test]
+fn solve_prints_value_best_move_and_costs() {
+    let out = ok(&["solve", "--fen", ONE_CAPTURE_WINS, "--tt-mb", "1"]);
+    assert!(out.contains("value: foxes win"), "{out}");
+    assert!(out.contains("best: c6xe4"), "{out}");
+    assert!(out.contains("searches: foxes win? yes"), "{out}");
+    for key in ["nodes: ", "time: ", "table: "] {
+        assert!(out.contains(key), "{key} missing: {out}");
+    }
+}
+
+#[test]
+fn solve_applies_the_fifty_move_rule_on_one_or_two_threads() {
+    // Counter 99, foxes to move, no capture: every move reaches 100.
+    let fen = "F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 99";
+    for threads in ["1", "2"] {
+        let out = ok(&["solve", "--fen", fen, "--threads", threads, "--tt-mb", "2"]);
+        assert!(out.contains("value: draw"), "{out}");
+        assert!(
+            out.contains("foxes win? no") && out.contains("geese win? no"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn solve_reports_unknown_with_root_numbers_when_the_budget_ends() {
+    let out = ok(&["solve", "--budget-nodes", "50", "--tt-mb", "1"]);
+    assert!(
+        out.contains("value: unknown (budget of 50 nodes spent)"),
+        "{out}"
+    );
+    assert!(out.contains("root pn ") && out.contains(", dn "), "{out}");
+}
+
+#[test]
+fn solve_refuses_bad_input() {
+    let err = fails(&["solve", "--fen", "F.F/.../GG f 0"]);
+    assert!(err.contains("bad --fen"), "{err}");
+    let err = fails(&["solve", "--threads", "3"]);
+    assert!(
+        err.contains("--threads 3") && err.contains("1 or 2"),
+        "{err}"
+    );
+    let err = fails(&["solve", "--budget-nodes", "0"]);
+    assert!(err.contains("--budget-nodes 0"), "{err}");
+    let err = fails(&["solve", "--tt-mb", "0"]);
+    assert!(err.contains("--tt-mb 0"), "{err}");
+}
+
+#[test]
+fn suite_from_games_then_accuracy() {
+    let dir = scratch("suite");
+    let games = dir.join("games.csv");
+    let suite = dir.join("suite.csv");
+    let g = games.to_str().unwrap();
+    let s = suite.to_str().unwrap();
+    ok(&[
+        "match",
+        "alphabeta:depth=2",
+        "alphabeta:depth=3",
+        "--games",
+        "2",
+        "--threads",
+        "1",
+        "--csv",
+        g,
+    ]);
+    let out = ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--out",
+        s,
+        "--max-positions",
+        "4",
+        "--budget-nodes",
+        "20000",
+        "--tt-mb",
+        "4",
+    ]);
+    assert!(out.contains("4 positions solved"), "{out}");
+    let rows = read_csv(&suite);
+    assert_eq!(rows.len(), 4);
+    for row in &rows {
+        assert!(["foxes", "geese", "draw"].contains(&row["value"].as_str()));
+        assert!(!row["keeping_moves"].is_empty());
+    }
+    for row in rows.iter().take(2) {
+        // The row's value is what `solve` says of its position.
+        let solved = ok(&["solve", "--fen", &row["fen"], "--tt-mb", "4"]);
+        let word = match row["value"].as_str() {
+            "foxes" => "value: foxes win",
+            "geese" => "value: geese win",
+            _ => "value: draw",
+        };
+        assert!(solved.contains(word), "{}: {solved}", row["fen"]);
+    }
+    let out = ok(&[
+        "accuracy",
+        "alphabeta:depth=1",
+        "--suite",
+        s,
+        "--threads",
+        "2",
+    ]);
+    assert!(out.contains("(4 positions)"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("| all | 4 |")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn accuracy_names_the_file_and_line_of_a_bad_suite_row() {
+    let dir = scratch("badsuite");
+    let path = dir.join("suite.csv");
+    let p = path.to_str().unwrap();
+    let header = "fen,variant,value,keeping_moves,legal_moves,nodes,geese,ply,game\n";
+    let good = format!("{ONE_CAPTURE_WINS},two-foxes,foxes,c6xe4,1,1,9,0,1\n");
+    let cases = [
+        (
+            format!("{good}GG/ f 0,two-foxes,foxes,c6xe4,1,1,9,0,1\n"),
+            "line 3: fen",
+        ),
+        (
+            format!("{good}{ONE_CAPTURE_WINS},two-foxes,win,c6xe4,1,1,9,0,1\n"),
+            "line 3: value `win`",
+        ),
+        (
+            format!("{ONE_CAPTURE_WINS},two-foxes,foxes,c7-c6,1,1,9,0,1\n"),
+            "line 2: keeping move `c7-c6`",
+        ),
+        (
+            format!("{ONE_CAPTURE_WINS},two-foxes,foxes,c6xe4,one,1,9,0,1\n"),
+            "line 2: column 5",
+        ),
+        (String::new(), "no positions"),
+    ];
+    for (body, expected) in cases {
+        std::fs::write(&path, format!("{header}{body}")).unwrap();
+        let err = fails(&["accuracy", "random", "--suite", p]);
+        assert!(
+            err.contains(p) && err.contains(expected),
+            "{expected}: {err}"
+        );
+    }
+    let err = fails(&[
+        "accuracy",
+        "random",
+        "--suite",
+        dir.join("missing.csv").to_str().unwrap(),
+    ]);
+    assert!(err.contains("missing.csv"), "{err}");
+    std::fs::write(&path, format!("{header}{good}")).unwrap();
+    let err = fails(&["accuracy", "nonsense", "--suite", p]);
+    assert!(err.contains("nonsense"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

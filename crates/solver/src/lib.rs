@@ -1,0 +1,111 @@
+//! Exact game-theoretic values of Two Foxes and Fox and Geese positions.
+//!
+//! # Algorithm
+//!
+//! Depth-first proof-number search, df-pn (Nagai 2002, "Df-pn algorithm
+//! for searching AND/OR trees and its applications", PhD thesis, Univ. of
+//! Tokyo), with a transposition table ([`tt`]), the 1+ε trick (Pawlewicz &
+//! Lew 2007, "Improving depth-first PN-search: 1+ε trick") and mobility
+//! initialisation of new leaves (as in df-pn+, Nagai & Imai).
+//!
+//! A value has three outcomes, so it is found by two boolean searches, each
+//! asking "does side P (the prover) win?": if the side to move wins, one
+//! search decides; otherwise the second asks whether the other side wins,
+//! and if neither does the position is a draw. In a boolean search a node
+//! where P moves is an OR node, one where the other side moves an AND node:
+//!
+//! - OR node:  `pn = min_c pn(c)`, `dn = Σ_c dn(c)`
+//! - AND node: `pn = Σ_c pn(c)`,  `dn = min_c dn(c)`
+//! - P wins at a leaf: `(pn, dn) = (0, ∞)`; P does not win: `(∞, 0)`; a new
+//!   leaf with `k` legal moves: `(1, k)` where P moves, `(k, 1)` otherwise.
+//!
+//! `mid(n, T_pn, T_dn)` expands `n` and works below it until `pn(n) ≥ T_pn`
+//! or `dn(n) ≥ T_dn`, always in the child `c1` of least `pn` (OR) or least
+//! `dn` (AND), with the second-best `c2`:
+//! - OR:  `T_pn(c1) = min(T_pn, max(pn(c2) + 1, ⌈pn(c2)·(1+ε)⌉))`,
+//!   `T_dn(c1) = T_dn − dn(n) + dn(c1)`;
+//! - AND: the same with pn and dn swapped.
+//!
+//! The root gets `T = (∞, ∞)`. Each call keeps its children's numbers in a
+//! local array (read from the table on entry, then updated from each child's
+//! return), so a result that may not go to the table (below) still steers
+//! the parent, and the search cannot loop on stale table entries.
+//!
+//! # The draw rules: why every answer is exact
+//!
+//! Threefold repetition and the fifty-move rule (RULES.md rules 4 and 5)
+//! make a position's value depend on how it was reached: the
+//! graph-history interaction (GHI) problem (Kishimoto & Müller 2004, "A
+//! general solution to the graph history interaction problem"). This crate
+//! avoids wrong answers by three facts.
+//!
+//! **The state graph is acyclic in (placement, quiet counter).** A capture
+//! lowers the goose count for good and a forward goose step raises the
+//! geese's summed rows until a capture, so no placement comes back after
+//! either; every other move adds one to the quiet counter. A placement that
+//! repeats therefore repeats with a higher counter, and the counter stops at
+//! 100 (a draw). The game without rule 4 (call it G″: rules 1-3 and 5) is a
+//! finite game on a finite DAG, where a value depends on the state alone.
+//!
+//! **Lemma: from a position without history, P wins the real game G ⇔ P
+//! wins G″ ⇔ P wins G\*,** where G\* is G″ in which any repeated placement
+//! (the second occurrence on the path, same side to move) ends the game as a
+//! non-win for P. (G ⇒ G″: a winning tree of G meets no threefold, so it wins
+//! G″. G″ ⇒ G\*: take a finite winning tree of G″; while a path holds a
+//! placement at depths i < j, put the subtree at j in place of the one at i.
+//! It still wins: the counter at i is lower, and a lower counter only delays
+//! rule 5, which the tree never reached; nothing else depends on the
+//! counter. The tree shrinks each time, so this ends with a tree free of
+//! repetitions: a G\* win. G\* ⇒ G: a G\* win never repeats a placement, so
+//! rule 4 never applies.) The same argument gives **monotonicity**: a G″ win
+//! at counter q is a win at every counter ≤ q, a G″ non-win at q is a
+//! non-win at every counter ≥ q.
+//!
+//! **What the search computes, and what it stores.** The search plays G\*:
+//! a child whose placement already stands on the current path is a non-win
+//! for P, tagged with the path index `j` of its earlier occurrence.
+//! - A *proof* never rests on a repetition leaf (those are non-wins), so
+//!   every proof is a G″ winning tree for its state, valid on any path, and
+//!   the table keeps it for the state's counter and every lower one.
+//! - A *disproof* carries the least index `j` of the repetitions it rests on
+//!   (OR node: the least over all children; AND node: the
+//!   largest over the disproven children, so an independent one wins). At node `n` at path
+//!   index `d`, a disproof with `j ≥ d` rests only on repetitions inside
+//!   `n`'s own subtree: it is a G\* non-win from `n` with no history, hence
+//!   (lemma) a G″ non-win, valid on any path; the table keeps it for `n`'s
+//!   counter and every higher one. A disproof with `j < d` depends on the
+//!   path above `n`: it is passed up to the parent's local array (where the
+//!   path is the same) and never stored.
+//! - The root has no history, so its G\* value, which is what the search
+//!   computes there, is its value in G (lemma).
+//!
+//! So no stored result is path-dependent, every table hit is a result valid
+//! on every path, and there are no false proofs or disproofs. The entries
+//! also keep whole placements, not hashes ([`tt`]). Tests check the values
+//! against plain minimax over the real rules with full history, and replay
+//! proofs over the real rules ([`verify_win`]).
+//!
+//! The value of a position string is the value with no history (RULES.md:
+//! a position string carries none); the counter in the string counts.
+
+mod search;
+pub mod suite;
+pub mod tt;
+mod verify;
+
+pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
+pub use tt::TableStats;
+pub use verify::{verify_win, VerifyError};
+
+use thiserror::Error;
+
+/// What can go wrong when solving.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SolveError {
+    #[error("--threads {0}: the solver runs its two boolean searches (foxes win? geese win?) on 1 or 2 threads")]
+    Threads(usize),
+    #[error("--tt-mb {0}: the table size must be 1 to 65536 MiB")]
+    TableSize(usize),
+    #[error("--budget-nodes 0: the node budget must be at least 1")]
+    Budget,
+}

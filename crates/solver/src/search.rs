@@ -1,0 +1,516 @@
+//! The df-pn search itself (see the crate docs for the formulas and why
+//! the answers are exact).
+
+use crate::tt::{Known, Table, TableStats};
+use crate::SolveError;
+use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Infinity for proof and disproof numbers.
+const INF: u64 = 1 << 62;
+/// Dependency tag of a result that rests on no repetition above its node.
+const INDEPENDENT: u32 = u32::MAX;
+
+/// Settings of a solve. Every default is here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolverConfig {
+    /// Most nodes (expanded positions) over both boolean searches.
+    pub budget_nodes: u64,
+    /// Transposition table size in MiB (split between threads).
+    pub tt_mib: usize,
+    /// 1 runs the two boolean searches one after the other (sharing one
+    /// table); 2 runs them at once, each with half the table and budget.
+    pub threads: usize,
+    /// The ε of the 1+ε trick, in percent.
+    pub epsilon_percent: u64,
+}
+
+impl Default for SolverConfig {
+    fn default() -> SolverConfig {
+        SolverConfig {
+            budget_nodes: 10_000_000,
+            tt_mib: 256,
+            threads: 1,
+            epsilon_percent: 25,
+        }
+    }
+}
+
+impl SolverConfig {
+    pub fn validate(&self) -> Result<(), SolveError> {
+        if !(1..=2).contains(&self.threads) {
+            return Err(SolveError::Threads(self.threads));
+        }
+        if !(1..=65536).contains(&self.tt_mib) {
+            return Err(SolveError::TableSize(self.tt_mib));
+        }
+        if self.budget_nodes == 0 {
+            return Err(SolveError::Budget);
+        }
+        Ok(())
+    }
+}
+
+/// A game-theoretic value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Win(Side),
+    Draw,
+}
+
+impl Value {
+    /// `foxes`, `geese` or `draw` (the words of game CSVs).
+    pub fn word(self) -> &'static str {
+        match self {
+            Value::Win(side) => side.name(),
+            Value::Draw => "draw",
+        }
+    }
+
+    /// +1 win, 0 draw, -1 loss for `side`.
+    pub fn for_side(self, side: Side) -> i32 {
+        match self {
+            Value::Draw => 0,
+            Value::Win(w) if w == side => 1,
+            Value::Win(_) => -1,
+        }
+    }
+
+    pub fn parse(word: &str) -> Option<Value> {
+        match word {
+            "foxes" => Some(Value::Win(Side::Foxes)),
+            "geese" => Some(Value::Win(Side::Geese)),
+            "draw" => Some(Value::Draw),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Win(side) => write!(f, "{side} win"),
+            Value::Draw => f.write_str("draw"),
+        }
+    }
+}
+
+/// The end of one boolean search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchOutcome {
+    /// The prover wins.
+    Proven,
+    /// The prover does not win.
+    Disproven,
+    /// The budget ran out at these root numbers.
+    Unknown { pn: u64, dn: u64 },
+}
+
+/// A solve's answer and its cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solution {
+    /// The value, or `None` when the budget ran out first.
+    pub value: Option<Value>,
+    /// A move that keeps the value (for a loss: some move), when known.
+    pub best: Option<Move>,
+    /// The boolean searches run: (prover, outcome).
+    pub searches: Vec<(Side, SearchOutcome)>,
+    /// Positions expanded.
+    pub nodes: u64,
+    pub elapsed: Duration,
+    pub table: TableStats,
+}
+
+/// One child in a node's local array.
+#[derive(Clone, Copy)]
+struct Child {
+    mv: Move,
+    pn: u64,
+    dn: u64,
+    /// Path index of the repetition a disproof rests on, or [`INDEPENDENT`].
+    dep: u32,
+}
+
+#[inline]
+fn add(a: u64, b: u64) -> u64 {
+    if a >= INF || b >= INF {
+        INF
+    } else {
+        (a + b).min(INF - 1)
+    }
+}
+
+/// A solver: a table kept across solves (so solving the children of a
+/// solved position is cheap) and a node budget per solve.
+pub struct Solver {
+    config: SolverConfig,
+    table: Table,
+    game: Game,
+    prover: Side,
+    nodes: u64,
+    limit: u64,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl Solver {
+    pub fn new(config: SolverConfig) -> Result<Solver, SolveError> {
+        config.validate()?;
+        let table = Table::new(config.tt_mib);
+        Ok(Solver {
+            config,
+            table,
+            game: Game::new(Position::start(halatafl_rules::Variant::two_foxes())),
+            prover: Side::Foxes,
+            nodes: 0,
+            limit: 0,
+            stop: None,
+        })
+    }
+
+    pub fn table_stats(&self) -> TableStats {
+        self.table.stats()
+    }
+
+    /// What the table knows of `position` for `prover` (for proof checking).
+    pub fn known(&self, position: &Position, prover: Side) -> crate::tt::Known {
+        self.table.lookup(position, prover)
+    }
+
+    /// The value of `position` (with no history), within the budget.
+    pub fn solve(&mut self, position: &Position) -> Solution {
+        let started = Instant::now();
+        // Where no draw can happen one search decides, and two threads
+        // would only run the same search twice.
+        if self.config.threads == 2 && !cannot_draw(position) {
+            return self.solve_parallel(position, started);
+        }
+        let budget = self.config.budget_nodes;
+        let mover = position.side();
+        let mut searches = Vec::new();
+        let mut nodes = 0;
+        let drawless = cannot_draw(position);
+        // The side to move first, with half the budget (all of it where no
+        // draw is possible): if it wins, done.
+        let first_budget = if drawless { budget } else { budget / 2 };
+        let (first, first_best, n1) = self.prove(position, mover, first_budget);
+        nodes += n1;
+        searches.push((mover, first));
+        let (value, best) = if first == SearchOutcome::Proven {
+            (Some(Value::Win(mover)), first_best)
+        } else if drawless {
+            let value = (first == SearchOutcome::Disproven).then_some(Value::Win(mover.other()));
+            (value, None)
+        } else {
+            let (second, second_best, n2) = self.prove(position, mover.other(), budget - nodes);
+            nodes += n2;
+            searches.push((mover.other(), second));
+            combine(first, second, first_best, second_best, mover)
+        };
+        Solution {
+            value,
+            best,
+            searches,
+            nodes,
+            elapsed: started.elapsed(),
+            table: self.table.stats(),
+        }
+    }
+
+    /// Both searches at once, each on its own thread with its own half of
+    /// the table and budget; a proof in one stops the other.
+    fn solve_parallel(&mut self, position: &Position, started: Instant) -> Solution {
+        let mover = position.side();
+        let half = SolverConfig {
+            tt_mib: (self.config.tt_mib / 2).max(1),
+            threads: 1,
+            ..self.config.clone()
+        };
+        let budget = self.config.budget_nodes / 2;
+        let stop = Arc::new(AtomicBool::new(false));
+        let run = |prover: Side| {
+            let mut solver = Solver::new(half.clone()).expect("half a valid config is valid");
+            solver.stop = Some(stop.clone());
+            let (outcome, best, nodes) = solver.prove(position, prover, budget.max(1));
+            if outcome == SearchOutcome::Proven {
+                stop.store(true, Ordering::Relaxed);
+            }
+            (outcome, best, nodes, solver.table.stats())
+        };
+        let ((o1, b1, n1, t1), (o2, b2, n2, t2)) = std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(s, || run(mover.other()))
+                .expect("a thread starts");
+            let mine = std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(s, || run(mover))
+                .expect("a thread starts");
+            (
+                mine.join().expect("search thread"),
+                other.join().expect("search thread"),
+            )
+        });
+        let (value, best) = if o1 == SearchOutcome::Proven {
+            (Some(Value::Win(mover)), b1)
+        } else {
+            combine(o1, o2, b1, b2, mover)
+        };
+        Solution {
+            value,
+            best,
+            searches: vec![(mover, o1), (mover.other(), o2)],
+            nodes: n1 + n2,
+            elapsed: started.elapsed(),
+            table: TableStats {
+                capacity: t1.capacity + t2.capacity,
+                used: t1.used + t2.used,
+                bytes: t1.bytes + t2.bytes,
+                contradictions: t1.contradictions + t2.contradictions,
+            },
+        }
+    }
+
+    /// One boolean search, "does `prover` win `position`?", within `budget`
+    /// nodes; runs on a thread with a large stack (paths can be thousands
+    /// of plies deep). Returns the outcome, the root move that decided it
+    /// (a winning move, or where the prover does not move: a move that
+    /// refutes the prover), and the nodes spent.
+    pub fn prove(
+        &mut self,
+        position: &Position,
+        prover: Side,
+        budget: u64,
+    ) -> (SearchOutcome, Option<Move>, u64) {
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(s, || self.prove_here(position, prover, budget))
+                .expect("a thread starts")
+                .join()
+                .expect("search thread")
+        })
+    }
+
+    fn prove_here(
+        &mut self,
+        position: &Position,
+        prover: Side,
+        budget: u64,
+    ) -> (SearchOutcome, Option<Move>, u64) {
+        self.game = Game::new(*position);
+        self.prover = prover;
+        self.nodes = 0;
+        self.limit = budget;
+        let (pn, dn, _) = self.leaf();
+        if pn == 0 {
+            return (SearchOutcome::Proven, None, 0);
+        }
+        if dn == 0 {
+            return (SearchOutcome::Disproven, None, 0);
+        }
+        let (pn, dn, _, children) = self.mid(INF, INF);
+        let outcome = if pn == 0 {
+            SearchOutcome::Proven
+        } else if dn == 0 {
+            SearchOutcome::Disproven
+        } else {
+            SearchOutcome::Unknown { pn, dn }
+        };
+        let or = position.side() == prover;
+        let best = match outcome {
+            SearchOutcome::Proven if or => children.iter().find(|c| c.pn == 0),
+            SearchOutcome::Disproven if !or => children.iter().find(|c| c.dn == 0),
+            _ => None,
+        }
+        .map(|c| c.mv);
+        (outcome, best, self.nodes)
+    }
+
+    fn out_of_budget(&self) -> bool {
+        self.nodes >= self.limit
+            || self
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Path index of an earlier occurrence of the current placement, if any.
+    /// Only positions since the last capture or forward step can match (see
+    /// [`Game::repetitions`]).
+    fn repeated_at(&self) -> Option<usize> {
+        let positions = self.game.positions();
+        let n = positions.len();
+        let current = &positions[n - 1];
+        let window = (current.quiet() as usize).min(n - 1);
+        (2..=window)
+            .step_by(2)
+            .map(|back| n - 1 - back)
+            .find(|&i| positions[i].same_placement(current))
+    }
+
+    /// Numbers of the current position as a leaf: end rules 1-3, then rule
+    /// 5, then a repetition on the path, then the table, then mobility.
+    fn leaf(&self) -> (u64, u64, u32) {
+        let p = self.game.position();
+        let win = (0, INF, INDEPENDENT);
+        let not_win = (INF, 0, INDEPENDENT);
+        if let Some(outcome) = p.material_outcome() {
+            return if outcome.winner == Some(self.prover) {
+                win
+            } else {
+                not_win
+            };
+        }
+        let moves = p.count_legal_moves();
+        if moves == 0 {
+            return if p.side().other() == self.prover {
+                win
+            } else {
+                not_win
+            };
+        }
+        if p.quiet() >= FIFTY_MOVE_PLIES {
+            return not_win;
+        }
+        if let Some(j) = self.repeated_at() {
+            return (INF, 0, j as u32);
+        }
+        match self.table.lookup(p, self.prover) {
+            Known::Proven => win,
+            Known::Disproven => not_win,
+            Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT),
+            Known::Missing if p.side() == self.prover => (1, moves, INDEPENDENT),
+            Known::Missing => (moves, 1, INDEPENDENT),
+        }
+    }
+
+    /// The node's numbers from its children, and the dependency of a disproof.
+    fn combine_children(children: &[Child], or: bool) -> (u64, u64, u32) {
+        if or {
+            let pn = children.iter().map(|c| c.pn).min().unwrap_or(INF);
+            let dn = children.iter().fold(0, |s, c| add(s, c.dn));
+            let dep = children.iter().map(|c| c.dep).min().unwrap_or(INDEPENDENT);
+            (pn, dn, dep)
+        } else {
+            let pn = children.iter().fold(0, |s, c| add(s, c.pn));
+            let dn = children.iter().map(|c| c.dn).min().unwrap_or(INF);
+            let dep = children
+                .iter()
+                .filter(|c| c.dn == 0)
+                .map(|c| c.dep)
+                .max()
+                .unwrap_or(INDEPENDENT);
+            (pn, dn, dep)
+        }
+    }
+
+    /// Multiple iterative deepening at the current (unsolved, non-terminal)
+    /// position until its numbers reach the thresholds or the budget ends.
+    fn mid(&mut self, th_pn: u64, th_dn: u64) -> (u64, u64, u32, Vec<Child>) {
+        self.nodes += 1;
+        let nodes_before = self.nodes;
+        let depth = self.game.positions().len() - 1;
+        let or = self.game.position().side() == self.prover;
+        let moves = self.game.position().legal_moves();
+        let mut children = Vec::with_capacity(moves.len());
+        for mv in moves {
+            self.game.play_unchecked(mv);
+            let (pn, dn, dep) = self.leaf();
+            self.game.undo();
+            children.push(Child { mv, pn, dn, dep });
+        }
+        let eps = self.config.epsilon_percent;
+        let (mut pn, mut dn, mut dep);
+        loop {
+            (pn, dn, dep) = Self::combine_children(&children, or);
+            if pn >= th_pn || dn >= th_dn || pn == 0 || dn == 0 || self.out_of_budget() {
+                break;
+            }
+            // Best child (least pn at OR, least dn at AND) and the runner-up value.
+            let key = |c: &Child| if or { c.pn } else { c.dn };
+            let mut best = 0;
+            let mut second = INF;
+            for (i, c) in children.iter().enumerate().skip(1) {
+                if key(c) < key(&children[best]) {
+                    second = key(&children[best]);
+                    best = i;
+                } else if key(c) < second {
+                    second = key(c);
+                }
+            }
+            let c = children[best];
+            let bound = if second >= INF {
+                INF
+            } else {
+                (second + 1).max(second + second * eps / 100)
+            };
+            let (c_th_pn, c_th_dn) = if or {
+                let th_dn_c = if th_dn >= INF { INF } else { th_dn - dn + c.dn };
+                (th_pn.min(bound), th_dn_c)
+            } else {
+                let th_pn_c = if th_pn >= INF { INF } else { th_pn - pn + c.pn };
+                (th_pn_c, th_dn.min(bound))
+            };
+            self.game.play_unchecked(c.mv);
+            let (cpn, cdn, cdep, _) = self.mid(c_th_pn, c_th_dn);
+            self.game.undo();
+            children[best] = Child {
+                mv: c.mv,
+                pn: cpn,
+                dn: cdn,
+                dep: cdep,
+            };
+        }
+        let work = self.nodes - nodes_before + 1;
+        let position = *self.game.position();
+        if pn == 0 {
+            self.table.store_proof(&position, self.prover, work);
+            dep = INDEPENDENT;
+        } else if dn == 0 {
+            if dep as usize >= depth {
+                dep = INDEPENDENT;
+                self.table.store_disproof(&position, self.prover, work);
+            }
+        } else {
+            self.table
+                .store_numbers(&position, self.prover, pn, dn, work);
+        }
+        (pn, dn, dep, children)
+    }
+}
+
+/// Whether no draw can happen from `position`: classic Fox and Geese
+/// without sideways steps, where every goose move is forward. Then no
+/// placement can repeat (each goose move raises the geese's summed rows,
+/// each capture lowers their count) and the counter never passes the
+/// root's plus one, so the fifty-move rule cannot apply below a root
+/// counter of 98; "the mover does not win" then means "the other side
+/// wins", and one boolean search decides.
+fn cannot_draw(position: &Position) -> bool {
+    let v = position.variant();
+    v.is_classic() && !v.sideways && position.quiet() < 98
+}
+
+/// Stack of the search threads: a frame per ply, and paths can be long.
+const STACK_BYTES: usize = 512 << 20;
+
+/// The value from the side to move's search and the other side's.
+fn combine(
+    mover_search: SearchOutcome,
+    other_search: SearchOutcome,
+    mover_best: Option<Move>,
+    other_best: Option<Move>,
+    mover: Side,
+) -> (Option<Value>, Option<Move>) {
+    match (mover_search, other_search) {
+        (SearchOutcome::Proven, _) => (Some(Value::Win(mover)), mover_best),
+        // Every move loses; the other search has no refuting move to give.
+        (_, SearchOutcome::Proven) => (Some(Value::Win(mover.other())), None),
+        // Neither wins: the move that refuted the other side holds the draw.
+        (SearchOutcome::Disproven, SearchOutcome::Disproven) => (Some(Value::Draw), other_best),
+        _ => (None, None),
+    }
+}

@@ -1,0 +1,300 @@
+//! The transposition table of the proof-number search.
+//!
+//! One table serves both boolean searches ("foxes win?" and "geese win?"):
+//! the prover is part of the key. Entries hold the whole placement (both
+//! bitboards and the side to move), not just a hash, so two positions can
+//! never share an entry: a hash collision cannot turn into a wrong proof.
+//!
+//! The quiet-ply counter is **not** part of the key. Instead an entry keeps
+//! the range of counters its final result holds for (see the crate docs for
+//! why these ranges are sound):
+//! - a proof found with counter `q` holds for every counter `<= q`
+//!   (`proof_upto = q + 1`);
+//! - a path-independent disproof found with counter `q` holds for every
+//!   counter `>= q` (`disproof_from = q`).
+//!
+//! The proof and disproof numbers of unsolved positions are shared by all
+//! counters: they only steer the search, they never decide a value.
+
+use halatafl_rules::{Position, Side};
+
+/// Counters at or above this draw the game; the table clamps to it.
+const QUIET_CAP: u16 = halatafl_rules::FIFTY_MOVE_PLIES;
+
+/// `disproof_from` of an entry without a disproof.
+const NO_DISPROOF: u8 = u8::MAX;
+
+/// Bit of the first key word marking "geese to move" (the board uses bits 0..49).
+const GEESE_TO_MOVE_BIT: u64 = 1 << 63;
+/// Bit of the first key word marking the geese as the prover.
+const GEESE_PROVE_BIT: u64 = 1 << 62;
+
+/// Entries per bucket: a lookup reads one bucket, a store replaces the
+/// bucket's entry that cost the least work.
+const BUCKET: usize = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    /// Fox bitboard with [`GEESE_TO_MOVE_BIT`] and [`GEESE_PROVE_BIT`]; 0 = empty slot
+    /// (there is always at least one fox).
+    key_foxes: u64,
+    key_geese: u64,
+    pn: u32,
+    dn: u32,
+    /// Nodes searched below this entry (saturating): what replacement keeps.
+    work: u32,
+    /// Proven for every quiet counter below this; 0 = no proof.
+    proof_upto: u8,
+    /// Disproven (path-independently) for every counter from this on.
+    disproof_from: u8,
+}
+
+/// What the table knows about a position for one prover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// The prover wins (a proof holds at this counter).
+    Proven,
+    /// The prover does not win, whatever the path to here.
+    Disproven,
+    /// Unsolved: the last proof and disproof numbers seen.
+    Numbers { pn: u32, dn: u32 },
+    /// Never stored (or replaced).
+    Missing,
+}
+
+/// Table statistics for the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableStats {
+    /// Slots in the table.
+    pub capacity: usize,
+    /// Slots holding an entry.
+    pub used: usize,
+    /// Bytes of the table.
+    pub bytes: usize,
+    /// Entries whose proof and disproof ranges overlap. Always 0 unless the
+    /// search has a bug; tests assert it.
+    pub contradictions: u64,
+}
+
+/// A fixed-size table of [`Entry`], in buckets of [`BUCKET`].
+pub struct Table {
+    entries: Vec<Entry>,
+    mask: usize,
+    used: usize,
+    contradictions: u64,
+}
+
+fn keys(position: &Position, prover: Side) -> (u64, u64) {
+    let mut k = position.foxes().0;
+    if position.side() == Side::Geese {
+        k |= GEESE_TO_MOVE_BIT;
+    }
+    if prover == Side::Geese {
+        k |= GEESE_PROVE_BIT;
+    }
+    (k, position.geese().0)
+}
+
+fn quiet_of(position: &Position) -> u8 {
+    position.quiet().min(QUIET_CAP) as u8
+}
+
+impl Table {
+    /// Size of one entry in bytes.
+    pub const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
+    /// A table of at most `mib` MiB (at least one bucket), a power of two in buckets.
+    pub fn new(mib: usize) -> Table {
+        let want = (mib << 20) / (Self::ENTRY_BYTES * BUCKET);
+        let buckets = if want <= 1 {
+            1
+        } else {
+            1usize << (usize::BITS - 1 - want.leading_zeros())
+        };
+        Table {
+            entries: vec![Entry::default(); buckets * BUCKET],
+            mask: buckets - 1,
+            used: 0,
+            contradictions: 0,
+        }
+    }
+
+    pub fn stats(&self) -> TableStats {
+        TableStats {
+            capacity: self.entries.len(),
+            used: self.used,
+            bytes: self.entries.len() * Self::ENTRY_BYTES,
+            contradictions: self.contradictions,
+        }
+    }
+
+    fn bucket(&self, position: &Position, prover: Side) -> usize {
+        let salt = if prover == Side::Geese {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            0
+        };
+        // The Zobrist hash's high bits pick the bucket.
+        let h = (position.hash() ^ salt).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        ((h >> 32) as usize & self.mask) * BUCKET
+    }
+
+    fn find(&self, position: &Position, prover: Side) -> Option<usize> {
+        let (kf, kg) = keys(position, prover);
+        let start = self.bucket(position, prover);
+        (start..start + BUCKET)
+            .find(|&i| self.entries[i].key_foxes == kf && self.entries[i].key_geese == kg)
+    }
+
+    /// What is known of `position` for `prover`. A proof for the other side
+    /// is a disproof for this one, so both are read.
+    pub fn lookup(&self, position: &Position, prover: Side) -> Known {
+        let q = quiet_of(position);
+        if let Some(i) = self.find(position, prover.other()) {
+            if q < self.entries[i].proof_upto {
+                return Known::Disproven;
+            }
+        }
+        match self.find(position, prover) {
+            None => Known::Missing,
+            Some(i) => {
+                let e = &self.entries[i];
+                if q < e.proof_upto {
+                    Known::Proven
+                } else if q >= e.disproof_from {
+                    Known::Disproven
+                } else {
+                    Known::Numbers { pn: e.pn, dn: e.dn }
+                }
+            }
+        }
+    }
+
+    /// The slot for `position`: its own, else the bucket's least-worked one.
+    fn slot(&mut self, position: &Position, prover: Side, work: u32) -> Option<usize> {
+        if let Some(i) = self.find(position, prover) {
+            return Some(i);
+        }
+        let start = self.bucket(position, prover);
+        let victim = (start..start + BUCKET)
+            .min_by_key(|&i| {
+                let e = &self.entries[i];
+                // Empty slots first, then unsolved entries, by work.
+                let solved = e.proof_upto > 0 || e.disproof_from != NO_DISPROOF;
+                (e.key_foxes != 0, solved, e.work)
+            })
+            .expect("a bucket has slots");
+        let e = &self.entries[victim];
+        let solved = e.proof_upto > 0 || e.disproof_from != NO_DISPROOF;
+        // A solved entry that cost more than this one is worth more.
+        if e.key_foxes != 0 && solved && e.work > work {
+            return None;
+        }
+        if e.key_foxes == 0 {
+            self.used += 1;
+        }
+        let (kf, kg) = keys(position, prover);
+        self.entries[victim] = Entry {
+            key_foxes: kf,
+            key_geese: kg,
+            pn: 1,
+            dn: 1,
+            work: 0,
+            proof_upto: 0,
+            disproof_from: NO_DISPROOF,
+        };
+        Some(victim)
+    }
+
+    fn check(&mut self, i: usize) {
+        let e = &self.entries[i];
+        if e.proof_upto > 0 && e.disproof_from < e.proof_upto {
+            self.contradictions += 1;
+        }
+    }
+
+    /// Records that `prover` wins `position` (at its counter, so at every lower one).
+    pub fn store_proof(&mut self, position: &Position, prover: Side, work: u64) {
+        let work = work.min(u32::MAX as u64) as u32;
+        if let Some(i) = self.slot(position, prover, work) {
+            let e = &mut self.entries[i];
+            e.proof_upto = e.proof_upto.max(quiet_of(position) + 1);
+            e.work = e.work.max(work);
+            self.check(i);
+        }
+    }
+
+    /// Records that `prover` does not win `position` whatever the path (at
+    /// its counter, so at every higher one).
+    pub fn store_disproof(&mut self, position: &Position, prover: Side, work: u64) {
+        let work = work.min(u32::MAX as u64) as u32;
+        if let Some(i) = self.slot(position, prover, work) {
+            let e = &mut self.entries[i];
+            e.disproof_from = e.disproof_from.min(quiet_of(position));
+            e.work = e.work.max(work);
+            self.check(i);
+        }
+    }
+
+    /// Records the numbers of an unsolved position (they only steer the search).
+    pub fn store_numbers(
+        &mut self,
+        position: &Position,
+        prover: Side,
+        pn: u64,
+        dn: u64,
+        work: u64,
+    ) {
+        let work = work.min(u32::MAX as u64) as u32;
+        if let Some(i) = self.slot(position, prover, work) {
+            let e = &mut self.entries[i];
+            e.pn = pn.clamp(1, u32::MAX as u64 - 1) as u32;
+            e.dn = dn.clamp(1, u32::MAX as u64 - 1) as u32;
+            e.work = e.work.saturating_add(work);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_rules::Variant;
+
+    fn at(quiet: u16) -> Position {
+        Position::from_fen(
+            &format!("F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f {quiet}"),
+            Variant::two_foxes(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn proofs_hold_below_their_counter_and_disproofs_above() {
+        let mut t = Table::new(1);
+        t.store_proof(&at(10), Side::Foxes, 5);
+        assert_eq!(t.lookup(&at(10), Side::Foxes), Known::Proven);
+        assert_eq!(t.lookup(&at(0), Side::Foxes), Known::Proven);
+        assert!(matches!(t.lookup(&at(11), Side::Foxes), Known::Numbers { .. }));
+        // A foxes' proof is a geese' disproof at the same counters.
+        assert_eq!(t.lookup(&at(3), Side::Geese), Known::Disproven);
+        assert_eq!(t.lookup(&at(11), Side::Geese), Known::Missing);
+        t.store_disproof(&at(40), Side::Foxes, 5);
+        assert_eq!(t.lookup(&at(99), Side::Foxes), Known::Disproven);
+        assert!(matches!(t.lookup(&at(39), Side::Foxes), Known::Numbers { .. }));
+        assert_eq!(t.stats().contradictions, 0);
+        // A disproof below a proof's range is a contradiction, and counted.
+        t.store_disproof(&at(5), Side::Foxes, 5);
+        assert_eq!(t.stats().contradictions, 1);
+    }
+
+    #[test]
+    fn whole_placements_are_keys() {
+        let mut t = Table::new(1);
+        let a = at(0);
+        let mut b = a;
+        b.play_unchecked(a.legal_moves()[0]);
+        t.store_proof(&a, Side::Foxes, 1);
+        assert_eq!(t.lookup(&b, Side::Foxes), Known::Missing);
+        assert_eq!(t.stats().used, 1);
+    }
+}

@@ -1,0 +1,95 @@
+//! An independent check of a proof: the winning tree is rebuilt from the
+//! table and replayed over the real rules ([`Game`] with its whole history,
+//! so threefold repetition and the fifty-move rule apply as in a game).
+//!
+//! Where the prover moves, the check takes a move whose position the table
+//! holds as proven and that repeats no placement of the path; where the
+//! other side moves, it tries every move. Every leaf must be a win for the
+//! prover by [`Game::outcome`]. This trusts the table only to pick moves:
+//! whether the tree wins is decided by the rules engine alone.
+
+use crate::tt::Known;
+use crate::Solver;
+use halatafl_rules::{Game, Position, Side};
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum VerifyError {
+    #[error("after {moves}: the game ended without a win for the {prover} ({outcome})")]
+    NotAWin {
+        moves: String,
+        prover: Side,
+        outcome: String,
+    },
+    #[error(
+        "after {moves}: the table has no proven move for the {prover} that avoids a repetition"
+    )]
+    NoProvenMove { moves: String, prover: Side },
+    #[error("the proof tree has more than {0} nodes; not checked")]
+    TooBig(u64),
+}
+
+/// Replays the proof that `prover` wins `position` (no history) found by
+/// `solver`; returns the nodes of the tree. At most `max_nodes` are visited.
+pub fn verify_win(
+    solver: &Solver,
+    position: &Position,
+    prover: Side,
+    max_nodes: u64,
+) -> Result<u64, VerifyError> {
+    let mut game = Game::new(*position);
+    let mut nodes = 0;
+    walk(solver, &mut game, prover, max_nodes, &mut nodes)?;
+    Ok(nodes)
+}
+
+fn walk(
+    solver: &Solver,
+    game: &mut Game,
+    prover: Side,
+    max_nodes: u64,
+    nodes: &mut u64,
+) -> Result<(), VerifyError> {
+    *nodes += 1;
+    if *nodes > max_nodes {
+        return Err(VerifyError::TooBig(max_nodes));
+    }
+    if let Some(outcome) = game.outcome() {
+        if outcome.winner == Some(prover) {
+            return Ok(());
+        }
+        return Err(VerifyError::NotAWin {
+            moves: game.moves_text(),
+            prover,
+            outcome: outcome.to_string(),
+        });
+    }
+    let moves = game.position().legal_moves();
+    if game.position().side() == prover {
+        for m in moves {
+            game.play_unchecked(m);
+            let usable = game.repetitions() == 1
+                && (game.position().outcome_without_history().map(|o| o.winner)
+                    == Some(Some(prover))
+                    || solver.known(game.position(), prover) == Known::Proven);
+            if usable {
+                let result = walk(solver, game, prover, max_nodes, nodes);
+                game.undo();
+                return result;
+            }
+            game.undo();
+        }
+        Err(VerifyError::NoProvenMove {
+            moves: game.moves_text(),
+            prover,
+        })
+    } else {
+        for m in moves {
+            game.play_unchecked(m);
+            let result = walk(solver, game, prover, max_nodes, nodes);
+            game.undo();
+            result?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,226 @@
+//! The solver against plain minimax over the real rules (a [`Game`] with its
+//! whole history: threefold repetition and the fifty-move rule exactly as
+//! in a game), on seeded random small positions, and its proofs replayed
+//! over the real rules.
+
+use halatafl_rules::{Bitboard, Game, Point, Position, Side, Variant};
+use halatafl_solver::{verify_win, SearchOutcome, Solver, SolverConfig, Value};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Negamax with alpha-beta over {-1, 0, 1}, no table: the value for the side
+/// to move, or `None` past `cap` nodes.
+fn minimax(game: &mut Game, mut alpha: i32, beta: i32, nodes: &mut u64, cap: u64) -> Option<i32> {
+    *nodes += 1;
+    if *nodes > cap {
+        return None;
+    }
+    if let Some(outcome) = game.outcome() {
+        return Some(outcome.value_for(game.position().side()));
+    }
+    let mut best = -1;
+    for m in game.position().legal_moves() {
+        game.play_unchecked(m);
+        let v = minimax(game, -beta, -alpha, nodes, cap);
+        game.undo();
+        best = best.max(-v?);
+        alpha = alpha.max(best);
+        if alpha >= beta {
+            break;
+        }
+    }
+    Some(best)
+}
+
+fn reference_value(position: &Position, cap: u64) -> Option<Value> {
+    let mut nodes = 0;
+    let v = minimax(&mut Game::new(*position), -1, 1, &mut nodes, cap)?;
+    let mover = position.side();
+    Some(match v {
+        1 => Value::Win(mover),
+        -1 => Value::Win(mover.other()),
+        _ => Value::Draw,
+    })
+}
+
+fn all_points() -> Vec<Point> {
+    Bitboard::BOARD.collect()
+}
+
+/// A random position of `variant` with `foxes` foxes and `geese` geese on
+/// `goose_rows` (1-based, inclusive), and a quiet counter in `quiet`.
+fn random_position(
+    rng: &mut ChaCha8Rng,
+    variant: Variant,
+    geese: usize,
+    goose_rows: (i32, i32),
+    quiet: (u16, u16),
+) -> Position {
+    let mut points = all_points();
+    points.shuffle(rng);
+    let fox_count = variant.foxes() as usize;
+    let foxes: Bitboard = points[..fox_count]
+        .iter()
+        .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    let goose_points: Vec<Point> = points[fox_count..]
+        .iter()
+        .copied()
+        .filter(|p| (goose_rows.0..=goose_rows.1).contains(&(p.row() + 1)))
+        .take(geese)
+        .collect();
+    let geese_bb = goose_points.iter().fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    let side = if rng.random_bool(0.5) {
+        Side::Foxes
+    } else {
+        Side::Geese
+    };
+    let q = rng.random_range(quiet.0..=quiet.1);
+    Position::new(variant, foxes, geese_bb, side, q).expect("a valid random position")
+}
+
+struct Tally {
+    compared: usize,
+    draws: usize,
+    wins: usize,
+    verified: usize,
+}
+
+/// Solves `count` random positions from `make`; every one the reference
+/// finishes within `cap` nodes must get the same value, and every proven
+/// win replays over the real rules.
+fn check_family(
+    seed: u64,
+    count: usize,
+    cap: u64,
+    mut make: impl FnMut(&mut ChaCha8Rng) -> Position,
+) -> Tally {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut tally = Tally {
+        compared: 0,
+        draws: 0,
+        wins: 0,
+        verified: 0,
+    };
+    let config = SolverConfig {
+        budget_nodes: 2_000_000,
+        tt_mib: 16,
+        ..SolverConfig::default()
+    };
+    let mut solver = Solver::new(config).unwrap();
+    for _ in 0..count {
+        let position = make(&mut rng);
+        let Some(expected) = reference_value(&position, cap) else {
+            continue;
+        };
+        let solution = solver.solve(&position);
+        assert_eq!(
+            solution.value,
+            Some(expected),
+            "{}: solver {:?}, minimax {expected:?}",
+            position.fen(),
+            solution.searches
+        );
+        tally.compared += 1;
+        match expected {
+            Value::Draw => tally.draws += 1,
+            Value::Win(w) => {
+                tally.wins += 1;
+                // Where no draw is possible the winner may be known from
+                // the loser's disproof alone: prove it directly first.
+                let (outcome, _, _) = solver.prove(&position, w, 2_000_000);
+                assert_eq!(outcome, SearchOutcome::Proven, "{}", position.fen());
+                match verify_win(&solver, &position, w, 100_000) {
+                    Ok(_) => tally.verified += 1,
+                    Err(halatafl_solver::VerifyError::TooBig(_)) => {}
+                    Err(e) => panic!("{}: proof does not replay: {e}", position.fen()),
+                }
+            }
+        }
+        // The best move keeps the value: the position after it has the same
+        // value (for the side to move's win or a draw).
+        if let (Some(best), Some(Value::Win(w))) = (solution.best, solution.value) {
+            if w == position.side() {
+                let mut child = position;
+                child.play_unchecked(best);
+                if let Some(v) = reference_value(&child, cap * 4) {
+                    assert_eq!(v, expected, "{} then {best}", position.fen());
+                }
+            }
+        }
+        assert_eq!(solver.table_stats().contradictions, 0);
+    }
+    tally
+}
+
+#[test]
+fn two_foxes_endgames_match_minimax() {
+    let variant = Variant::two_foxes();
+    let t = check_family(1, 400, 40_000, |rng| {
+        let geese = rng.random_range(9..=11);
+        random_position(rng, variant, geese, (3, 7), (88, 99))
+    });
+    eprintln!(
+        "two foxes: {} compared, {} draws, {} wins, {} proofs replayed",
+        t.compared, t.draws, t.wins, t.verified
+    );
+    assert!(t.compared >= 40 && t.draws >= 5 && t.wins >= 5);
+    assert!(t.verified >= 5);
+}
+
+#[test]
+fn classic_sideways_positions_match_minimax() {
+    let variant = Variant::classic(13, true).unwrap();
+    let t = check_family(2, 600, 40_000, |rng| {
+        let geese = rng.random_range(4..=6);
+        random_position(rng, variant, geese, (4, 7), (84, 99))
+    });
+    eprintln!(
+        "classic sideways: {} compared, {} draws, {} wins, {} proofs replayed",
+        t.compared, t.draws, t.wins, t.verified
+    );
+    assert!(t.compared >= 40 && t.draws >= 5 && t.wins >= 5);
+}
+
+#[test]
+fn classic_forward_only_positions_match_minimax() {
+    // No sideways steps: no draw is possible, and games are short.
+    let variant = Variant::classic(13, false).unwrap();
+    let t = check_family(3, 150, 40_000, |rng| {
+        let geese = rng.random_range(4..=7);
+        random_position(rng, variant, geese, (3, 7), (0, 0))
+    });
+    eprintln!(
+        "classic forward-only: {} compared, {} wins, {} proofs replayed",
+        t.compared, t.wins, t.verified
+    );
+    assert!(t.compared >= 40 && t.draws == 0);
+}
+
+#[test]
+fn two_threads_give_the_values_of_one() {
+    let variant = Variant::classic(13, true).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    let config = |threads| SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        threads,
+        ..SolverConfig::default()
+    };
+    let mut one = Solver::new(config(1)).unwrap();
+    let mut two = Solver::new(config(2)).unwrap();
+    let mut decided = 0;
+    for _ in 0..300 {
+        let geese = rng.random_range(4..=6);
+        let p = random_position(&mut rng, variant, geese, (4, 7), (84, 99));
+        // Small positions only: those plain minimax finishes.
+        let Some(expected) = reference_value(&p, 40_000) else {
+            continue;
+        };
+        let (a, b) = (one.solve(&p), two.solve(&p));
+        assert_eq!(a.value, Some(expected), "{}", p.fen());
+        assert_eq!(b.value, Some(expected), "{}", p.fen());
+        decided += 1;
+    }
+    assert!(decided >= 30, "{decided}");
+}
