@@ -16,9 +16,11 @@
 //! `torch.set_flush_denormal(True)` sets in Python. Values that small carry
 //! nothing a network or an optimiser can use. The flags are per thread and a
 //! new thread inherits its creator's, so the program sets them first thing
-//! in `main`, and [`crate::set_threads`] sets them again on every thread
-//! that calls it (the inference threads, the trainer's), which covers
-//! threads made by callers that did not (the Python package's).
+//! in `main`, and [`crate::set_threads`] sets them on every thread that
+//! calls it: the inference threads, which the library creates, and the
+//! program's stage threads. The library sets them on no other thread, so a
+//! caller's own floating point (a Python process's NumPy, through the
+//! Python package) is left as it was.
 
 /// Sets flush-to-zero and denormals-are-zero on the calling thread, and so
 /// on the threads it creates from now on. A no-op on CPUs other than x86-64

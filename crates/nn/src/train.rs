@@ -152,8 +152,6 @@ impl std::fmt::Debug for Trainer {
 impl Trainer {
     /// A freshly initialised network. `seed` fixes the initial weights.
     pub fn new(net_config: NetConfig, config: TrainConfig, device: Device, seed: u64) -> Trainer {
-        // Trained weights and moments turn subnormal: see `crate::denormal`.
-        crate::denormal::flush_denormals();
         tch::manual_seed(seed as i64);
         let vs = nn::VarStore::new(device);
         let net = PolicyValueNet::new(&vs.root(), net_config);

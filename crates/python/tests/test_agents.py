@@ -102,3 +102,15 @@ def test_finished_games_and_other_variants_are_refused():
         halatafl.Agent("random").choose(halatafl.Game(variant="classic"))
     classic = halatafl.Agent("alphabeta:depth=2", variant="classic")
     assert classic.choose(halatafl.Game(variant="classic")).move
+
+
+def test_network_agents_leave_the_callers_floating_point_alone():
+    # The library flushes subnormal floats to zero on its own inference
+    # threads only; NumPy in the calling thread keeps subnormals.
+    import numpy as np
+
+    game = halatafl.Game()
+    halatafl.Agent("best:sims=8", seed=1).choose(game)
+    tiny = np.float32(1e-39)
+    assert tiny * np.float32(1.0) > 0
+    assert np.finfo(np.float32).smallest_subnormal > 0

@@ -274,13 +274,19 @@ mod tests {
         t.store_proof(&at(10), Side::Foxes, 5);
         assert_eq!(t.lookup(&at(10), Side::Foxes), Known::Proven);
         assert_eq!(t.lookup(&at(0), Side::Foxes), Known::Proven);
-        assert!(matches!(t.lookup(&at(11), Side::Foxes), Known::Numbers { .. }));
+        assert!(matches!(
+            t.lookup(&at(11), Side::Foxes),
+            Known::Numbers { .. }
+        ));
         // A foxes' proof is a geese' disproof at the same counters.
         assert_eq!(t.lookup(&at(3), Side::Geese), Known::Disproven);
         assert_eq!(t.lookup(&at(11), Side::Geese), Known::Missing);
         t.store_disproof(&at(40), Side::Foxes, 5);
         assert_eq!(t.lookup(&at(99), Side::Foxes), Known::Disproven);
-        assert!(matches!(t.lookup(&at(39), Side::Foxes), Known::Numbers { .. }));
+        assert!(matches!(
+            t.lookup(&at(39), Side::Foxes),
+            Known::Numbers { .. }
+        ));
         assert_eq!(t.stats().contradictions, 0);
         // A disproof below a proof's range is a contradiction, and counted.
         t.store_disproof(&at(5), Side::Foxes, 5);
