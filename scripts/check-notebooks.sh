@@ -10,17 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-python=${PYTHON:-python3}
-hash=$(sha256sum notebooks/requirements.txt | cut -c1-16)
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/notebooks-$hash"
-
-if [ ! -f "$venv/.complete" ]; then
-  echo "check-notebooks: installing notebooks/requirements.txt into $venv (once)" >&2
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r notebooks/requirements.txt
-  touch "$venv/.complete"
-fi
+venv=$(./scripts/cached-venv.sh notebooks/requirements.txt notebooks)
 
 bin="$root/target/release/halatafl"
 [ -x "$bin" ] || { echo "check-notebooks: $bin is missing; run cargo build --release -p halatafl-cli" >&2; exit 1; }

@@ -16,18 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-python=${PYTHON:-python3}
-requirements=crates/python/requirements-dev.txt
-hash=$(sha256sum "$requirements" | cut -c1-16)
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/python-$hash"
-
-if [ ! -f "$venv/.complete" ]; then
-  echo "check-python: installing $requirements into $venv (once)" >&2
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$requirements"
-  touch "$venv/.complete"
-fi
+venv=$(./scripts/cached-venv.sh crates/python/requirements-dev.txt python)
 
 ./scripts/setup-torch.sh
 torch_site=$(cd "$(readlink -f .libtorch)/.." && pwd)

@@ -7,15 +7,4 @@
 # works from any script.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-python=${PYTHON:-python3}
-hash=$(sha256sum "$root/python/requirements-ray.txt" | cut -c1-16)
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/ray-$hash"
-
-if [ ! -f "$venv/.complete" ]; then
-  echo "setup-ray: installing python/requirements-ray.txt into $venv (once; about 300 MB)" >&2
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$root/python/requirements-ray.txt"
-  touch "$venv/.complete"
-fi
-echo "$venv"
+"$root/scripts/cached-venv.sh" "$root/python/requirements-ray.txt" ray
