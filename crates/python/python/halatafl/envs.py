@@ -30,6 +30,7 @@ import numpy as np
 from . import _halatafl as _hf
 
 SIDES = ("foxes", "geese")
+_RENDER_MODES = (None, "ansi", "human")
 _ILLEGAL_MODES = ("lose", "raise")
 # The quiet-ply plane is quiet / 100; position strings allow up to 65535.
 _OBS_HIGH = np.float32(65535 / 100)
@@ -76,6 +77,14 @@ def _check_mode(illegal_action: str) -> str:
             f"illegal_action={illegal_action!r}: expected 'lose' or 'raise'"
         )
     return illegal_action
+
+
+def _check_render_mode(render_mode: str | None) -> str | None:
+    if render_mode not in _RENDER_MODES:
+        raise ValueError(
+            f"render_mode={render_mode!r}: expected None, 'ansi' or 'human'"
+        )
+    return render_mode
 
 
 def _observe(game: _hf.Game, with_mask: bool) -> dict:
@@ -125,15 +134,11 @@ class HalataflEnv(_GymBase):
             raise ImportError("HalataflEnv needs gymnasium: pip install gymnasium")
         if side not in SIDES:
             raise ValueError(f"unknown side {side!r}: expected 'foxes' or 'geese'")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r}: expected None, 'ansi' or 'human'"
-            )
         self.side = side
         self.variant = variant
         self.fen = fen
         self.illegal_action = _check_mode(illegal_action)
-        self.render_mode = render_mode
+        self.render_mode = _check_render_mode(render_mode)
         # Built now so that a bad spec, variant or position fails here.
         self._game = _hf.Game(fen, variant)
         self._lost_by_illegal_action = False
@@ -220,14 +225,10 @@ class HalataflAECEnv(_AECBase):
         if _AECBase is object:
             raise ImportError("HalataflAECEnv needs pettingzoo: pip install pettingzoo")
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r}: expected None, 'ansi' or 'human'"
-            )
         self.variant = variant
         self.fen = fen
         self.illegal_action = _check_mode(illegal_action)
-        self.render_mode = render_mode
+        self.render_mode = _check_render_mode(render_mode)
         self._game = _hf.Game(fen, variant)
         self.possible_agents = list(SIDES)
         observation, action = _spaces()
