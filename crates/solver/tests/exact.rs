@@ -90,6 +90,7 @@ struct Tally {
 /// finishes within `cap` nodes must get the same value, and every proven
 /// win replays over the real rules.
 fn check_family(
+    name: &str,
     seed: u64,
     count: usize,
     cap: u64,
@@ -150,20 +151,20 @@ fn check_family(
         }
         assert_eq!(solver.table_stats().contradictions, 0);
     }
+    eprintln!(
+        "{name}: {} compared, {} draws, {} wins, {} proofs replayed",
+        tally.compared, tally.draws, tally.wins, tally.verified
+    );
     tally
 }
 
 #[test]
 fn two_foxes_endgames_match_minimax() {
     let variant = Variant::two_foxes();
-    let t = check_family(1, 400, 40_000, |rng| {
+    let t = check_family("two foxes", 1, 400, 40_000, |rng| {
         let geese = rng.random_range(9..=11);
         random_position(rng, variant, geese, (3, 7), (88, 99))
     });
-    eprintln!(
-        "two foxes: {} compared, {} draws, {} wins, {} proofs replayed",
-        t.compared, t.draws, t.wins, t.verified
-    );
     assert!(t.compared >= 40 && t.draws >= 5 && t.wins >= 5);
     assert!(t.verified >= 5);
 }
@@ -171,14 +172,10 @@ fn two_foxes_endgames_match_minimax() {
 #[test]
 fn classic_sideways_positions_match_minimax() {
     let variant = Variant::classic(13, true).unwrap();
-    let t = check_family(2, 600, 40_000, |rng| {
+    let t = check_family("classic sideways", 2, 600, 40_000, |rng| {
         let geese = rng.random_range(4..=6);
         random_position(rng, variant, geese, (4, 7), (84, 99))
     });
-    eprintln!(
-        "classic sideways: {} compared, {} draws, {} wins, {} proofs replayed",
-        t.compared, t.draws, t.wins, t.verified
-    );
     assert!(t.compared >= 40 && t.draws >= 5 && t.wins >= 5);
 }
 
@@ -186,14 +183,10 @@ fn classic_sideways_positions_match_minimax() {
 fn classic_forward_only_positions_match_minimax() {
     // No sideways steps: no draw is possible, and games are short.
     let variant = Variant::classic(13, false).unwrap();
-    let t = check_family(3, 150, 40_000, |rng| {
+    let t = check_family("classic forward-only", 3, 150, 40_000, |rng| {
         let geese = rng.random_range(4..=7);
         random_position(rng, variant, geese, (3, 7), (0, 0))
     });
-    eprintln!(
-        "classic forward-only: {} compared, {} wins, {} proofs replayed",
-        t.compared, t.wins, t.verified
-    );
     assert!(t.compared >= 40 && t.draws == 0);
 }
 
