@@ -214,6 +214,14 @@ pub struct SelfPlaySection {
     pub resign_playout_fraction: f64,
     /// Samples per shard file.
     pub samples_per_shard: usize,
+    /// Short-term value target, in plies (0: off, the plain game result). A
+    /// sample's win/draw/loss target is the game's result blended toward a
+    /// draw by `0.5^(plies to the end / result_half_life)`: a position 100
+    /// plies before a loss is "less lost" than one 2 plies before it, so the
+    /// losing side's search learns to prolong (and the winner's to hurry)
+    /// where the plain result gives every move the same -1. Applied when a
+    /// game's samples are written, so the shards hold the blended target.
+    pub result_half_life: f32,
 }
 
 impl Default for SelfPlaySection {
@@ -226,6 +234,7 @@ impl Default for SelfPlaySection {
             resign_consecutive: 3,
             resign_playout_fraction: 0.2,
             samples_per_shard: 4096,
+            result_half_life: 0.0,
         }
     }
 }
@@ -676,6 +685,11 @@ impl RunConfig {
             p.samples_per_shard,
             1..=MAX_SAMPLES_PER_SHARD,
         )?;
+        real(
+            "selfplay.result_half_life",
+            p.result_half_life,
+            closed(0.0, MAX_PLIES as f64),
+        )?;
 
         let w = &self.replay;
         count(
@@ -842,6 +856,8 @@ mod tests {
         ("selfplay.resign_consecutive", "0"),
         ("selfplay.resign_playout_fraction", "2.0"),
         ("selfplay.samples_per_shard", "0"),
+        ("selfplay.result_half_life", "-1.0"),
+        ("selfplay.result_half_life", "nan"),
         ("replay.window_generations", "0"),
         ("replay.search_value_mix", "2.0"),
         ("replay.search_value_mix", "-0.5"),

@@ -113,7 +113,8 @@ struct Slot {
     index: usize,
     rng: ChaCha8Rng,
     full: bool,
-    pending: Vec<(Sample, [f32; 3], Side)>,
+    /// Recorded samples with their search value, side to move and ply.
+    pending: Vec<(Sample, [f32; 3], Side, u32)>,
     /// Consecutive own moves below the resign threshold, per side.
     low: [u32; 2],
     play_out: bool,
@@ -127,6 +128,24 @@ pub(crate) fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
         Some(w) if w == side => [1.0, 0.0, 0.0],
         Some(_) => [0.0, 0.0, 1.0],
     }
+}
+
+/// The short-term target `[selfplay] result_half_life` asks for: the game's
+/// result for `side`, its decisive part shrunk by `0.5^(plies_to_end /
+/// half_life)` and the rest moved to the draw. A half-life of 0 keeps the
+/// result as it is.
+pub(crate) fn discounted_wdl_for(
+    outcome_winner: Option<Side>,
+    side: Side,
+    plies_to_end: u32,
+    half_life: f32,
+) -> [f32; 3] {
+    let [w, d, l] = wdl_for(outcome_winner, side);
+    if half_life <= 0.0 {
+        return [w, d, l];
+    }
+    let keep = 0.5f32.powf(plies_to_end as f32 / half_life);
+    [w * keep, d + (w + l) * (1.0 - keep), l * keep]
 }
 
 fn side_index(s: Side) -> usize {
@@ -278,7 +297,8 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     wdl: [0.0; 3],
                 };
                 let v: Wdl = result.value;
-                slot.pending.push((sample, [v.win, v.draw, v.loss], side));
+                slot.pending
+                    .push((sample, [v.win, v.draw, v.loss], side, game.ply() as u32));
             }
             let mut ended: Option<(Option<Side>, String)> = None;
             if cfg.selfplay.resign_threshold > 0.0
@@ -315,8 +335,10 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     let slot = slots.swap_remove(i);
                     searches.swap_remove(i);
                     let samples = slot.pending.len();
-                    for (mut sample, search_wdl, side) in slot.pending {
-                        sample.wdl = wdl_for(winner, side);
+                    let half_life = cfg.selfplay.result_half_life;
+                    for (mut sample, search_wdl, side, ply) in slot.pending {
+                        let to_end = (plies as u32).saturating_sub(ply);
+                        sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
                         shard.push(StoredSample { sample, search_wdl });
                     }
                     shard_games += 1;
@@ -354,4 +376,33 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
         }
     }
     flush(&mut shard, &mut shard_games, &mut part)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_half_life_moves_the_decisive_part_toward_a_draw() {
+        let close = |a: [f32; 3], b: [f32; 3]| a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6);
+        // Off: the plain result, however far the end.
+        let plain = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 500, 0.0);
+        assert_eq!(plain, [0.0, 0.0, 1.0]);
+        // One half-life before a loss: half lost, half drawn; the winner mirrors it.
+        let loser = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 60, 60.0);
+        assert!(close(loser, [0.0, 0.5, 0.5]), "{loser:?}");
+        let winner = discounted_wdl_for(Some(Side::Geese), Side::Geese, 120, 60.0);
+        assert!(close(winner, [0.25, 0.75, 0.0]), "{winner:?}");
+        // The last move of a game keeps the whole result, and a draw stays a draw.
+        assert_eq!(
+            discounted_wdl_for(Some(Side::Foxes), Side::Foxes, 0, 60.0),
+            [1.0, 0.0, 0.0]
+        );
+        assert_eq!(discounted_wdl_for(None, Side::Foxes, 90, 60.0), [0.0, 1.0, 0.0]);
+        // Further from the end is always nearer a draw.
+        let near = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 10, 60.0);
+        let far = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 100, 60.0);
+        assert!(far[2] < near[2] && far[1] > near[1]);
+        assert!(close([far.iter().sum(), 0.0, 0.0], [1.0, 0.0, 0.0]));
+    }
 }
