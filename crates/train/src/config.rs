@@ -222,6 +222,12 @@ pub struct SelfPlaySection {
     /// where the plain result gives every move the same -1. Applied when a
     /// game's samples are written, so the shards hold the blended target.
     pub result_half_life: f32,
+    /// Share of games that begin at a position drawn uniformly from the
+    /// samples of earlier games (the replay window before this generation,
+    /// and generation 0's expert games) instead of at the start: more
+    /// varied middle games, where the start's games all pass through the
+    /// same few openings. 0 (the default): every game begins at the start.
+    pub start_position_fraction: f64,
 }
 
 impl Default for SelfPlaySection {
@@ -235,6 +241,7 @@ impl Default for SelfPlaySection {
             resign_playout_fraction: 0.2,
             samples_per_shard: 4096,
             result_half_life: 0.0,
+            start_position_fraction: 0.0,
         }
     }
 }
@@ -690,6 +697,11 @@ impl RunConfig {
             p.result_half_life,
             closed(0.0, MAX_PLIES as f64),
         )?;
+        real(
+            "selfplay.start_position_fraction",
+            p.start_position_fraction,
+            closed(0.0, 1.0),
+        )?;
 
         let w = &self.replay;
         count(
@@ -858,6 +870,7 @@ mod tests {
         ("selfplay.samples_per_shard", "0"),
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
+        ("selfplay.start_position_fraction", "1.5"),
         ("replay.window_generations", "0"),
         ("replay.search_value_mix", "2.0"),
         ("replay.search_value_mix", "-0.5"),

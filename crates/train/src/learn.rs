@@ -29,6 +29,7 @@ use crate::shard::{read_shard, read_shard_header};
 use halatafl_nn::checkpoint;
 use halatafl_nn::checkpoint::write_atomically;
 use halatafl_nn::{Batch, Sample, Trainer};
+use halatafl_rules::Position;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -100,6 +101,22 @@ impl Run {
         for g in first..=generation {
             out.extend(self.generation_samples(g)?);
         }
+        Ok(out)
+    }
+
+    /// The positions self-play of `generation` may begin at
+    /// (`selfplay.start_position_fraction`): those of the replay window's
+    /// samples before it and of generation 0's expert games. Empty when the
+    /// fraction is 0, so a run that does not ask for it reads nothing.
+    pub(crate) fn start_positions(&self, generation: u32) -> Result<Vec<Position>, TrainError> {
+        if self.config.selfplay.start_position_fraction <= 0.0 {
+            return Ok(Vec::new());
+        }
+        let mut out: Vec<Position> = Vec::new();
+        if generation > 1 {
+            out.extend(self.window(generation - 1)?.iter().map(|s| s.position));
+        }
+        out.extend(self.generation_samples(0)?.iter().map(|s| s.position));
         Ok(out)
     }
 

@@ -11,7 +11,7 @@ use crate::error::TrainError;
 use crate::shard::StoredSample;
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::Sample;
-use halatafl_rules::{Game, Outcome, Side, Variant};
+use halatafl_rules::{Game, Outcome, Position, Side, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,8 @@ pub struct FinishedGame {
     /// For played-out games that would have resigned: whether resigning would
     /// have been wrong (the would-be resigner did not lose).
     pub false_resign: Option<bool>,
+    /// It began at a position drawn from earlier games, not at the start.
+    pub drawn_start: bool,
 }
 
 /// Totals of one generation's self-play (or of one shard's games, which the
@@ -49,6 +51,10 @@ pub struct SelfPlayStats {
     pub resign_checked: usize,
     pub resign_false: usize,
     pub seconds: f64,
+    /// Games that began at a position drawn from earlier games
+    /// (`selfplay.start_position_fraction`) rather than at the start.
+    #[serde(default)]
+    pub drawn_starts: usize,
 }
 
 impl SelfPlayStats {
@@ -66,6 +72,7 @@ impl SelfPlayStats {
         self.resign_checked += other.resign_checked;
         self.resign_false += other.resign_false;
         self.seconds += other.seconds;
+        self.drawn_starts += other.drawn_starts;
     }
 
     pub(crate) fn add(&mut self, g: &FinishedGame) {
@@ -78,6 +85,7 @@ impl SelfPlayStats {
             _ => self.draws += 1,
         }
         *self.reasons.entry(g.reason.clone()).or_default() += 1;
+        self.drawn_starts += g.drawn_start as usize;
         if let Some(f) = g.false_resign {
             self.resign_checked += 1;
             self.resign_false += f as usize;
@@ -119,6 +127,8 @@ struct Slot {
     low: [u32; 2],
     play_out: bool,
     would_resign: Option<Side>,
+    /// The game began at a position drawn from earlier games.
+    drawn: bool,
 }
 
 /// The win/draw/loss target of a finished game for `side`.
@@ -164,6 +174,10 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     /// Games to play, numbered from 0 (their seeds derive from `seed` and
     /// the number).
     pub games: usize,
+    /// Positions of earlier games that a share of the games
+    /// (`selfplay.start_position_fraction`) begin at; empty: every game
+    /// begins at the variant's start.
+    pub starts: &'a [Position],
     /// Stores a worker thread's samples: when they reach
     /// `selfplay.samples_per_shard`, and when the thread runs out of games.
     pub write_shard: &'a (dyn Fn(ShardPiece) -> Result<(), TrainError> + Sync),
@@ -252,7 +266,16 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             let game_seed = job.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
             let play_out = rng.random_bool(cfg.selfplay.resign_playout_fraction);
-            let mut search = Search::new(Game::start_of(job.variant), base.clone(), game_seed);
+            // Drawn only when asked for, so runs without it replay exactly.
+            let drawn = (cfg.selfplay.start_position_fraction > 0.0 && !job.starts.is_empty())
+                .then(|| rng.random_bool(cfg.selfplay.start_position_fraction))
+                .unwrap_or(false);
+            let game = if drawn {
+                Game::new(job.starts[rng.random_range(0..job.starts.len())])
+            } else {
+                Game::start_of(job.variant)
+            };
+            let mut search = Search::new(game, base.clone(), game_seed);
             let full = rng.random_bool(cfg.search.full_search_probability);
             search.set_noise(full);
             search.start_move(if full {
@@ -269,6 +292,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 low: [0, 0],
                 play_out,
                 would_resign: None,
+                drawn,
             });
         }
         if slots.is_empty() {
@@ -353,6 +377,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                         plies,
                         samples,
                         false_resign: slot.would_resign.map(|s| winner != Some(s.other())),
+                        drawn_start: slot.drawn,
                     };
                     totals.lock().expect("totals lock").add(&finished);
                     (job.on_game)(&finished);
@@ -381,6 +406,84 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use halatafl_mcts::UniformEvaluator;
+
+    /// Plays `games` short self-play games with a uniform evaluator and
+    /// returns their totals and samples.
+    fn play(
+        config: &RunConfig,
+        starts: &[Position],
+        games: usize,
+    ) -> (SelfPlayStats, Vec<StoredSample>) {
+        let samples = Mutex::new(Vec::new());
+        let write = |piece: ShardPiece| -> Result<(), TrainError> {
+            samples.lock().unwrap().extend_from_slice(piece.samples);
+            Ok(())
+        };
+        let job = SelfPlayJob {
+            config,
+            threads: 1,
+            variant: Variant::two_foxes(),
+            evaluator: &UniformEvaluator,
+            generation: 1,
+            seed: 7,
+            games,
+            starts,
+            write_shard: &write,
+            on_game: &|_: &FinishedGame| {},
+        };
+        let stats = run_generation(&job).unwrap();
+        (stats, samples.into_inner().unwrap())
+    }
+
+    fn short_games() -> RunConfig {
+        let mut config = RunConfig::default();
+        config.search.simulations = 4;
+        config.search.full_search_probability = 1.0;
+        config.selfplay.concurrent_games = 4;
+        config.selfplay.max_plies = 4;
+        config.selfplay.resign_threshold = 0.0;
+        config
+    }
+
+    #[test]
+    fn drawn_games_begin_at_the_given_positions_and_their_targets_decay() {
+        // Foxes to move with nine geese and a compulsory jump: every game
+        // from here ends at its first move, won by the foxes.
+        let late = Position::from_fen(
+            "F../.../...F.../...G.../GGG.GG./GGG/... f 0",
+            Variant::two_foxes(),
+        )
+        .unwrap();
+        let mut config = short_games();
+        config.selfplay.start_position_fraction = 0.5;
+        config.selfplay.result_half_life = 1.0;
+        let (stats, samples) = play(&config, &[late], 40);
+        assert!(
+            (8..=32).contains(&stats.drawn_starts),
+            "about half of 40 games: {}",
+            stats.drawn_starts
+        );
+        let from_late: Vec<&StoredSample> = samples
+            .iter()
+            .filter(|s| s.sample.position == late)
+            .collect();
+        assert_eq!(from_late.len(), stats.drawn_starts);
+        // One ply before the foxes' win, with a half-life of one ply.
+        for s in from_late {
+            assert_eq!(s.sample.wdl, [0.5, 0.5, 0.0]);
+        }
+        assert_eq!(stats.foxes_wins, stats.drawn_starts);
+
+        // At 0 (the default) no position is drawn and the stream of games
+        // is the one a run without the option plays.
+        config.selfplay.start_position_fraction = 0.0;
+        let (stats, samples) = play(&config, &[late], 10);
+        assert_eq!(stats.drawn_starts, 0);
+        assert!(samples.iter().all(|s| s.sample.position != late));
+        let (_, without_starts) = play(&config, &[], 10);
+        assert_eq!(samples, without_starts);
+    }
 
     #[test]
     fn the_half_life_moves_the_decisive_part_toward_a_draw() {
@@ -398,7 +501,10 @@ mod tests {
             discounted_wdl_for(Some(Side::Foxes), Side::Foxes, 0, 60.0),
             [1.0, 0.0, 0.0]
         );
-        assert_eq!(discounted_wdl_for(None, Side::Foxes, 90, 60.0), [0.0, 1.0, 0.0]);
+        assert_eq!(
+            discounted_wdl_for(None, Side::Foxes, 90, 60.0),
+            [0.0, 1.0, 0.0]
+        );
         // Further from the end is always nearer a draw.
         let near = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 10, 60.0);
         let far = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 100, 60.0);

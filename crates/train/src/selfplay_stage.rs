@@ -25,9 +25,18 @@ use crate::shard::{read_shard_header, write_shard, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_nn::checkpoint;
 use halatafl_nn::NetEvaluator;
+use halatafl_rules::Position;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// The log's note on games begun at drawn positions (none when there were none).
+fn drawn_starts_note(stats: &SelfPlayStats) -> String {
+    match stats.drawn_starts {
+        0 => String::new(),
+        n => format!(", {n} begun at positions of earlier games"),
+    }
+}
 
 impl Run {
     /// Generation 0 of a bootstrapped run: the expert plays itself and its
@@ -72,6 +81,7 @@ impl Run {
                 plies: row.plies,
                 samples: game_samples.len(),
                 false_resign: None,
+                drawn_start: false,
             });
             samples.extend(game_samples);
         }
@@ -166,8 +176,10 @@ impl Run {
                 g.result, g.reason, g.plies
             ));
         };
+        let starts = self.start_positions(generation)?;
         let job = SelfPlayJob {
             config: cfg,
+            starts: &starts,
             threads: self.worker_threads(
                 cfg.selfplay.games,
                 &format!("generation {generation} self-play"),
@@ -185,11 +197,11 @@ impl Run {
         let ev = evaluator.stats();
         let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
-        self.log(&format!(
+        self.log(&(format!(
             "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
-        ));
+        ) + &drawn_starts_note(&stats)));
         Ok(stats)
     }
 }
@@ -264,7 +276,7 @@ impl Run {
         let last = cfg.run.generations;
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
-        let mut loaded: Option<(u32, NetEvaluator)> = None;
+        let mut loaded: Option<(u32, NetEvaluator, Vec<Position>)> = None;
         let mut counts = SampleCounts::default();
         let mut waiting = false;
         loop {
@@ -299,13 +311,17 @@ impl Run {
                 continue;
             }
             waiting = false;
-            if loaded.as_ref().map(|(g, _)| *g) != Some(newest) {
-                loaded = Some((newest, self.selfplay_evaluator(newest)?));
+            if loaded.as_ref().map(|(g, _, _)| *g) != Some(newest) {
+                loaded = Some((
+                    newest,
+                    self.selfplay_evaluator(newest)?,
+                    self.start_positions(newest + 1)?,
+                ));
                 self.log(&format!(
                     "self-play worker {worker}: playing with checkpoint {newest}"
                 ));
             }
-            let (checkpoint, evaluator) = loaded.as_ref().expect("just loaded");
+            let (checkpoint, evaluator, starts) = loaded.as_ref().expect("just loaded");
             let generation = checkpoint + 1;
             let dir = self.shard_dir(generation);
             std::fs::create_dir_all(&dir).map_err(at(&dir))?;
@@ -320,6 +336,7 @@ impl Run {
             };
             let job = SelfPlayJob {
                 config: cfg,
+                starts,
                 threads: cfg.run.threads.min(games).max(1),
                 variant,
                 evaluator,
