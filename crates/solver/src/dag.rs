@@ -32,20 +32,22 @@
 //!   history-free;
 //! - enhanced transposition cutoffs: a child already known to win for the
 //!   side to move decides the node before any search;
-//! - move ordering: for the geese, the moves that leave the fox the fewest
-//!   moves first (no capture at all before any capture); for the fox,
-//!   captures first (longest chain first), then steps towards the geese's
-//!   own back rows;
-//! - one exact shortcut, the *free fox*: the fox wins when it stands on a
-//!   point no goose can ever reach again and a neighbour of that point is
-//!   such a point too. Geese only step forward, so the points a goose can
-//!   still reach are the forward cone of its point; outside the union of
-//!   the cones no goose will ever stand. The fox can step back and forth
-//!   between the two points for ever, so it is never shut in, and the
-//!   geese, whose every move raises their summed rows, run out of moves or
-//!   of geese. The cones and the fox's neighbours are read off the rules
-//!   engine's own move generation ([`Steps`]), not a second copy of the
-//!   board's lines.
+//! - move ordering: for the geese, moves after which the fox cannot walk
+//!   to a free point (below) first, then those that leave it the fewest
+//!   captures, the smallest region to walk in and the fewest moves; for
+//!   the fox, captures first (longest chain first), then steps towards the
+//!   geese's own back rows;
+//! - one exact shortcut, the *free fox*. Geese only step forward, so the
+//!   points a goose can still reach are the forward cone of its point;
+//!   outside the union of the cones no goose will ever stand. Call a point
+//!   *free* when it lies outside that union and so does one of its
+//!   neighbours. A fox on a free point, or next to one, wins: it steps
+//!   onto the free point (no goose can block it) and then back and forth
+//!   between two points no goose can reach, so it is never shut in, while
+//!   the geese, whose every move raises their summed rows, run out of
+//!   moves or of geese. The cones and the fox's neighbours are read off
+//!   the rules engine's own move generation ([`Steps`]), not a second copy
+//!   of the board's lines.
 //!
 //! Nothing else is assumed: terminal positions are judged by the rules
 //! engine ([`Position::material_outcome`], no legal move), and moves come
@@ -309,14 +311,21 @@ impl Steps {
         }
     }
 
-    /// The free fox (module docs).
-    fn fox_free(&self, p: &Position) -> bool {
+    /// Points no goose can reach again with a neighbour no goose can reach
+    /// either: a fox that gets there is free (module docs).
+    fn free_points(&self, p: &Position) -> Bitboard {
         let reach = p
             .geese()
             .fold(Bitboard::EMPTY, |c, g| c | self.cone[g.index()]);
+        let open = Bitboard::BOARD & !reach;
+        open.filter(|q| (self.fox[q.index()] & open).any())
+            .fold(Bitboard::EMPTY, |b, q| b.with(q))
+    }
+
+    /// The free fox (module docs): on a free point, or next to one.
+    fn fox_free(&self, p: &Position) -> bool {
         let fox = p.foxes().0.trailing_zeros() as usize;
-        !reach.contains(Point::from_index(fox as u8).expect("the fox is on the board"))
-            && (self.fox[fox] & !reach).any()
+        (p.foxes() | self.fox[fox]) & self.free_points(p) != Bitboard::EMPTY
     }
 }
 
@@ -539,8 +548,9 @@ fn splitmix64(state: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Search order (lower first). Geese: the fewer captures the fox has after
-/// the move, then the fewer moves, the earlier. Fox: captures first,
+/// Search order (lower first). Geese: moves that leave the fox no walk to
+/// a free point first, then the fewer captures the fox has after the move,
+/// the smaller the region it can walk in, the fewer its moves. Fox: captures first,
 /// the longest chain first, then steps to the lowest row (towards the
 /// geese's back rows, where the fox escapes).
 fn move_score(steps: &Steps, m: Move, child: &Position) -> i32 {
@@ -548,8 +558,9 @@ fn move_score(steps: &Steps, m: Move, child: &Position) -> i32 {
         Side::Foxes => {
             let replies = child.legal_moves();
             let captures = replies.iter().filter(|r| r.is_capture()).count();
-            let region = steps.fox_region(child).count() as usize;
-            (1000 * captures + 10 * region + replies.len()) as i32
+            let region = steps.fox_region(child);
+            let escape = (region & steps.free_points(child)).any() as usize;
+            (2000 * escape + 1000 * captures + 10 * region.count() as usize + replies.len()) as i32
         }
         Side::Geese => {
             if m.is_capture() {
