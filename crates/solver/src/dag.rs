@@ -227,6 +227,27 @@ impl WinTable {
 /// The budget ran out: unwinds the search without storing anything.
 struct OutOfBudget;
 
+/// The free-fox rule (module docs) for both boards, for this module's
+/// search and the df-pn search's leaves.
+pub(crate) struct FreeFox([Steps; 2]);
+
+impl FreeFox {
+    pub(crate) fn new() -> FreeFox {
+        FreeFox([Steps::new(false), Steps::new(true)])
+    }
+
+    fn steps(&self, p: &Position) -> &Steps {
+        &self.0[p.variant().corner_links as usize]
+    }
+
+    /// Whether the fox wins `p` by the free-fox rule. Only where no draw
+    /// can happen ([`check_position`]): with sideways steps a free fox
+    /// still cannot be shut in, but the geese can shuffle to a draw.
+    pub(crate) fn fox_wins(&self, p: &Position) -> bool {
+        check_position(p).is_ok() && self.steps(p).fox_free(p)
+    }
+}
+
 /// Stack of the search thread: a frame per ply (a move list each), and a
 /// line can be a few hundred plies long.
 const STACK_BYTES: usize = 256 << 20;
@@ -237,8 +258,7 @@ pub struct DagSolver {
     table: WinTable,
     nodes: u64,
     limit: u64,
-    /// [`Steps`] of the plain board and of the board with corner links.
-    steps: [Steps; 2],
+    free_fox: FreeFox,
 }
 
 /// Whether `position` is one the DAG method answers exactly.
@@ -343,7 +363,7 @@ impl DagSolver {
             table,
             nodes: 0,
             limit: 0,
-            steps: [Steps::new(false), Steps::new(true)],
+            free_fox: FreeFox::new(),
         })
     }
 
@@ -402,7 +422,7 @@ impl DagSolver {
             // Classic Fox and Geese has no pen: this is rule 1, a fox win.
             return Ok(true);
         }
-        let steps = &self.steps[p.variant().corner_links as usize];
+        let steps = self.free_fox.steps(p);
         if steps.fox_free(p) {
             return Ok(true);
         }

@@ -96,6 +96,14 @@
 //! solves such positions by a memoised win/loss search over that graph, a
 //! far cheaper question than the df-pn searches above ask (its module docs
 //! give the argument and the method).
+//!
+//! The df-pn search uses one fact from there in the same game: a leaf
+//! where the fox is *free* (it stands on, or next to, a point no goose can
+//! ever reach that has a neighbour no goose can reach either) is a fox win,
+//! proven without search. It holds only where no draw can happen (forward
+//! steps only, the quiet counter below the fifty-move rule's reach), so it
+//! is a real win with no history: a proof may rest on it, and so may a
+//! disproof of the geese, on any path.
 
 pub mod dag;
 mod search;
