@@ -35,8 +35,8 @@
 //! - move ordering: for the geese, moves after which the fox cannot walk
 //!   to a free point (below) first, then those that leave it the fewest
 //!   captures, the smallest region to walk in and the fewest moves; for
-//!   the fox, captures first (longest chain first), then steps towards the
-//!   geese's own back rows;
+//!   the fox, captures first (longest chain first), then the steps that
+//!   leave it the shortest walk to a free point, lowest row first;
 //! - one exact shortcut, the *free fox*. Geese only step forward, so the
 //!   points a goose can still reach are the forward cone of its point;
 //!   outside the union of the cones no goose will ever stand. Call a point
@@ -318,6 +318,26 @@ impl Steps {
         Steps { cone, fox }
     }
 
+    /// Steps the fox needs to walk (through empty points, jumps aside) to
+    /// a point next to a free point, where it is free; 50 if it cannot.
+    fn walk_to_freedom(&self, p: &Position) -> u32 {
+        let free = self.free_points(p);
+        let empty = p.empty();
+        let near_free = free.fold(free, |b, q| b | self.fox[q.index()]);
+        let mut reached = p.foxes();
+        for distance in 0..33 {
+            if (reached & near_free).any() {
+                return distance;
+            }
+            let grown = reached.fold(reached, |r, q| r | (self.fox[q.index()] & empty));
+            if grown == reached {
+                break;
+            }
+            reached = grown;
+        }
+        50
+    }
+
     /// The points the fox can walk to through empty points (jumps aside).
     fn fox_region(&self, p: &Position) -> Bitboard {
         let empty = p.empty();
@@ -571,8 +591,8 @@ fn splitmix64(state: u64) -> u64 {
 /// Search order (lower first). Geese: moves that leave the fox no walk to
 /// a free point first, then the fewer captures the fox has after the move,
 /// the smaller the region it can walk in, the fewer its moves. Fox: captures first,
-/// the longest chain first, then steps to the lowest row (towards the
-/// geese's back rows, where the fox escapes).
+/// the longest chain first, then the steps after which it has the shortest
+/// walk to freedom, then those to the lowest row.
 fn move_score(steps: &Steps, m: Move, child: &Position) -> i32 {
     match child.side() {
         Side::Foxes => {
@@ -586,7 +606,7 @@ fn move_score(steps: &Steps, m: Move, child: &Position) -> i32 {
             if m.is_capture() {
                 -1000 - 10 * m.jumps() as i32
             } else {
-                m.to().row()
+                10 * steps.walk_to_freedom(child) as i32 + m.to().row()
             }
         }
     }
