@@ -26,7 +26,9 @@ pub struct SolveArgs {
     pub position: PositionArgs,
     /// dfpn: proof-number search, any variant. dag: classic Fox and Geese
     /// without sideways steps, where no draw is possible (halatafl-solver's
-    /// `dag` module): far fewer nodes there.
+    /// `dag` module): a plain memoised win/loss search, a second exact
+    /// method there (faster per position; df-pn, best-first, mostly needs
+    /// fewer positions).
     #[arg(long, value_enum, default_value = "dfpn")]
     pub method: Method,
     /// --method dag: games replayed from the position after the solve, the
