@@ -177,3 +177,67 @@ fn accuracy_names_the_file_and_line_of_a_bad_suite_row() {
     assert!(err.contains("nonsense"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Game 1 of data/suites/classic13-games.csv at ply 50: the fox wins.
+const CLASSIC_FOX_WINS: &str = "GGG/..G/....G../F.....G/G.GG.../GGG/... f 0";
+
+#[test]
+fn solve_dag_proves_and_replays_a_forward_only_classic_position() {
+    let classic = [
+        "solve",
+        "--variant",
+        "classic",
+        "--geese",
+        "13",
+        "--method",
+        "dag",
+    ];
+    let mut args = classic.to_vec();
+    args.extend([
+        "--fen",
+        CLASSIC_FOX_WINS,
+        "--tt-mb",
+        "64",
+        "--replay-lines",
+        "5",
+    ]);
+    let out = ok(&args);
+    assert!(out.contains("value: foxes win"), "{out}");
+    assert!(out.contains("best: "), "{out}");
+    assert!(out.contains("replayed: 5 games"), "{out}");
+    for key in ["nodes: ", "time: ", "table: "] {
+        assert!(out.contains(key), "{key} missing: {out}");
+    }
+    let mut args = classic.to_vec();
+    args.extend(["--budget-nodes", "50", "--tt-mb", "1"]);
+    let out = ok(&args);
+    assert!(
+        out.contains("value: unknown (budget of 50 nodes spent)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn solve_dag_refuses_games_with_draws() {
+    let err = fails(&["solve", "--method", "dag"]);
+    assert!(err.contains("without sideways steps"), "{err}");
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "dag",
+    ]);
+    assert!(err.contains("use the df-pn method"), "{err}");
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "dag",
+        "--fen",
+        ".../.../......./...F.../GGGGGGG/GGG/GGG f 99",
+    ]);
+    assert!(err.contains("quiet counter 99"), "{err}");
+}

@@ -87,12 +87,31 @@
 //!
 //! The value of a position string is the value with no history (RULES.md:
 //! a position string carries none); the counter in the string counts.
+//!
+//! # Classic Fox and Geese without sideways steps: the [`dag`] method
+//!
+//! There every goose move is a forward step, so no placement repeats, the
+//! quiet counter never climbs and no draw is possible: the states form a
+//! finite acyclic graph whose values depend on the state alone. [`dag`]
+//! solves such positions by a memoised win/loss search over that graph, a
+//! far cheaper question than the df-pn searches above ask (its module docs
+//! give the argument and the method).
+//!
+//! The df-pn search uses one fact from there in the same game: a leaf
+//! where the fox is *free* (it stands on, or next to, a point no goose can
+//! ever reach that has a neighbour no goose can reach either) is a fox win,
+//! proven without search. It holds only where no draw can happen (forward
+//! steps only, the quiet counter below the fifty-move rule's reach), so it
+//! is a real win with no history: a proof may rest on it, and so may a
+//! disproof of the geese, on any path.
 
+pub mod dag;
 mod search;
 pub mod suite;
 pub mod tt;
 mod verify;
 
+pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
 pub use tt::TableStats;
 pub use verify::{verify_win, VerifyError};

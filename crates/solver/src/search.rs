@@ -1,6 +1,7 @@
 //! The df-pn search itself (see the crate docs for the formulas and why
 //! the answers are exact).
 
+use crate::dag::FreeFox;
 use crate::tt::{Known, Table, TableStats};
 use crate::SolveError;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
@@ -153,6 +154,9 @@ pub struct Solver {
     nodes: u64,
     limit: u64,
     stop: Option<Arc<AtomicBool>>,
+    /// Classic Fox and Geese without sideways steps: a leaf where the fox
+    /// is free is a fox win (crate docs).
+    free_fox: FreeFox,
 }
 
 impl Solver {
@@ -167,11 +171,18 @@ impl Solver {
             nodes: 0,
             limit: 0,
             stop: None,
+            free_fox: FreeFox::new(),
         })
     }
 
     pub fn table_stats(&self) -> TableStats {
         self.table.stats()
+    }
+
+    /// Whether the free-fox rule gives `position` to the fox (for proof
+    /// checking).
+    pub(crate) fn free_fox_wins(&self, position: &Position) -> bool {
+        self.free_fox.fox_wins(position)
     }
 
     /// What the table knows of `position` for `prover` (for proof checking).
@@ -374,6 +385,13 @@ impl Solver {
         }
         if p.quiet() >= FIFTY_MOVE_PLIES {
             return not_win;
+        }
+        if self.free_fox.fox_wins(p) {
+            return if self.prover == Side::Foxes {
+                win
+            } else {
+                not_win
+            };
         }
         if let Some(j) = self.repeated_at() {
             return (INF, 0, j as u32);

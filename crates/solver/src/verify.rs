@@ -6,7 +6,11 @@
 //! holds as proven and that repeats no placement of the path; where the
 //! other side moves, it tries every move. Every leaf must be a win for the
 //! prover by [`Game::outcome`]. This trusts the table only to pick moves:
-//! whether the tree wins is decided by the rules engine alone.
+//! whether the tree wins is decided by the rules engine alone, with one
+//! exception: in classic Fox and Geese without sideways steps a position
+//! where the fox is free (crate docs) is a leaf won for the fox, as in the
+//! search (the rule itself is checked against plain minimax in the tests
+//! of the [`crate::dag`] method).
 
 use crate::tt::Known;
 use crate::Solver;
@@ -64,6 +68,9 @@ fn walk(
             outcome: outcome.to_string(),
         });
     }
+    if prover == Side::Foxes && solver.free_fox_wins(game.position()) {
+        return Ok(());
+    }
     let moves = game.position().legal_moves();
     if game.position().side() == prover {
         for m in moves {
@@ -71,7 +78,8 @@ fn walk(
             let usable = game.repetitions() == 1
                 && (game.position().outcome_without_history().map(|o| o.winner)
                     == Some(Some(prover))
-                    || solver.known(game.position(), prover) == Known::Proven);
+                    || solver.known(game.position(), prover) == Known::Proven
+                    || (prover == Side::Foxes && solver.free_fox_wins(game.position())));
             if usable {
                 let result = walk(solver, game, prover, max_nodes, nodes);
                 game.undo();

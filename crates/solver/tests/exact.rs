@@ -4,7 +4,9 @@
 //! over the real rules.
 
 use halatafl_rules::{Bitboard, Game, Point, Position, Side, Variant};
-use halatafl_solver::{verify_win, SearchOutcome, Solver, SolverConfig, Value};
+use halatafl_solver::{
+    verify_win, DagConfig, DagError, DagSolver, SearchOutcome, Solver, SolverConfig, Value,
+};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -216,4 +218,157 @@ fn two_threads_give_the_values_of_one() {
         decided += 1;
     }
     assert!(decided >= 30, "{decided}");
+}
+
+/// The DAG method's winner for `position` (which it must decide).
+fn dag_winner(solver: &mut DagSolver, position: &Position) -> Side {
+    let s = solver.solve(position).unwrap();
+    let winner = s
+        .winner
+        .unwrap_or_else(|| panic!("{}: DAG budget spent", position.fen()));
+    if let Some(best) = s.best {
+        // The reported move wins: the position after it has the same winner.
+        let mut child = *position;
+        child.play_unchecked(best);
+        assert_eq!(
+            solver.solve(&child).unwrap().winner,
+            Some(winner),
+            "{} then {best}",
+            position.fen()
+        );
+    }
+    winner
+}
+
+/// A classic position where the geese may well win: the fox in the top
+/// arm (rows 6-7), 9 to 13 geese close around it (rows 4-7, files b-f);
+/// either side to move.
+fn cornered_fox(rng: &mut ChaCha8Rng, variant: Variant) -> Position {
+    let mut arm: Vec<Point> = all_points().into_iter().filter(|p| p.row() >= 5).collect();
+    arm.shuffle(rng);
+    let fox = Bitboard::EMPTY.with(arm[0]);
+    let mut near: Vec<Point> = all_points()
+        .into_iter()
+        .filter(|&p| p.row() >= 3 && (1..=5).contains(&p.file()) && p != arm[0])
+        .collect();
+    near.shuffle(rng);
+    let count = rng.random_range(9..=13);
+    let geese = near[..count]
+        .iter()
+        .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    let side = if rng.random_bool(0.5) {
+        Side::Foxes
+    } else {
+        Side::Geese
+    };
+    Position::new(variant, fox, geese, side, 0).expect("a valid position")
+}
+
+#[test]
+fn dag_matches_minimax_and_dfpn_without_sideways() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut dag = DagSolver::new(DagConfig {
+        budget_nodes: 5_000_000,
+        tt_mib: 16,
+    })
+    .unwrap();
+    let mut dfpn = Solver::new(SolverConfig {
+        budget_nodes: 2_000_000,
+        tt_mib: 16,
+        ..SolverConfig::default()
+    })
+    .unwrap();
+    let (mut by_minimax, mut by_dfpn, mut fox, mut geese) = (0, 0, 0, 0);
+    for i in 0..300 {
+        let variant = Variant::classic([13, 15, 17][i % 3], false)
+            .unwrap()
+            .with_corner_links(i % 4 == 0);
+        let p = if i % 2 == 0 {
+            // Foxes anywhere, below the geese (a free fox) included.
+            let geese_count = rng.random_range(4..=7);
+            random_position(&mut rng, variant, geese_count, (1, 7), (0, 98))
+        } else {
+            cornered_fox(&mut rng, variant)
+        };
+        let winner = dag_winner(&mut dag, &p);
+        match winner {
+            Side::Foxes => fox += 1,
+            Side::Geese => geese += 1,
+        }
+        if let Some(v) = reference_value(&p, 40_000) {
+            assert_eq!(v, Value::Win(winner), "{} (minimax)", p.fen());
+            by_minimax += 1;
+        }
+        let s = dfpn.solve(&p);
+        if let Some(v) = s.value {
+            assert_eq!(v, Value::Win(winner), "{} (df-pn)", p.fen());
+            by_dfpn += 1;
+        }
+    }
+    eprintln!(
+        "dag: {by_minimax} agree with minimax, {by_dfpn} with df-pn; {fox} fox wins, {geese} geese wins"
+    );
+    assert!(
+        by_minimax >= 100 && by_dfpn >= 250,
+        "{by_minimax} {by_dfpn}"
+    );
+    assert!(fox >= 50 && geese >= 30, "{fox} {geese}");
+}
+
+#[test]
+fn dag_value_replays_over_the_rules() {
+    let variant = Variant::classic(17, false).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let mut dag = DagSolver::new(DagConfig {
+        budget_nodes: 5_000_000,
+        tt_mib: 16,
+    })
+    .unwrap();
+    let (mut fox, mut geese, mut checked) = (0, 0, 0);
+    for i in 0..60 {
+        let p = if i % 2 == 0 {
+            let geese_count = rng.random_range(5..=8);
+            random_position(&mut rng, variant, geese_count, (2, 7), (0, 0))
+        } else {
+            cornered_fox(&mut rng, variant)
+        };
+        let stats = dag.replay_lines(&p, 5, i).unwrap();
+        assert_eq!(stats.lines, 5);
+        checked += stats.checked;
+        match dag.solve(&p).unwrap().winner.unwrap() {
+            Side::Foxes => fox += 1,
+            Side::Geese => geese += 1,
+        }
+    }
+    eprintln!("replayed: {fox} fox wins, {geese} geese wins, {checked} positions checked");
+    assert!(
+        fox >= 10 && geese >= 10 && checked >= 500,
+        "{fox} {geese} {checked}"
+    );
+}
+
+#[test]
+fn dag_refuses_what_can_draw() {
+    let mut dag = DagSolver::new(DagConfig::default()).unwrap();
+    let sideways = Position::start(Variant::classic(13, true).unwrap());
+    assert!(matches!(dag.solve(&sideways), Err(DagError::Variant(_))));
+    let two_foxes = Position::start(Variant::two_foxes());
+    assert!(matches!(dag.solve(&two_foxes), Err(DagError::Variant(_))));
+    let start = Position::start(Variant::classic(13, false).unwrap());
+    let late = Position::new(
+        start.variant(),
+        start.foxes(),
+        start.geese(),
+        Side::Foxes,
+        99,
+    )
+    .unwrap();
+    assert_eq!(dag.solve(&late), Err(DagError::Quiet(99)));
+    assert!(matches!(
+        DagSolver::new(DagConfig {
+            tt_mib: 0,
+            ..DagConfig::default()
+        }),
+        Err(DagError::TableSize(0))
+    ));
 }

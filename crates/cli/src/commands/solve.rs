@@ -1,10 +1,12 @@
 use crate::variant_args::PositionArgs;
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use halatafl_arena::{read_game_rows, write_csv_atomic, write_target};
 use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::suite::{keeping_moves, SuiteRow};
-use halatafl_solver::{SearchOutcome, Solution, Solver, SolverConfig, Value};
+use halatafl_solver::{
+    DagConfig, DagSolution, DagSolver, SearchOutcome, Solution, Solver, SolverConfig, Value,
+};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,10 +17,25 @@ use std::time::Instant;
 /// no history. Prints `unknown` and the root's proof and disproof numbers
 /// when the node budget runs out. With --from-games, builds a test suite
 /// instead: solves positions of recorded games and writes the solved ones.
+/// With --method dag (classic Fox and Geese without sideways steps only):
+/// a memoised win/loss search over the game's acyclic state graph, then a
+/// check of the value by replayed games.
 #[derive(Args, Debug)]
 pub struct SolveArgs {
     #[command(flatten)]
     pub position: PositionArgs,
+    /// dfpn: proof-number search, any variant. dag: classic Fox and Geese
+    /// without sideways steps, where no draw is possible (halatafl-solver's
+    /// `dag` module): a plain memoised win/loss search, a second exact
+    /// method there (faster per position; df-pn, best-first, mostly needs
+    /// fewer positions).
+    #[arg(long, value_enum, default_value = "dfpn")]
+    pub method: Method,
+    /// --method dag: games replayed from the position after the solve, the
+    /// proven winner playing the solver's moves and the loser random ones;
+    /// each must end with the proven winner.
+    #[arg(long, default_value_t = 100)]
+    pub replay_lines: usize,
     /// Most positions to expand over both searches (with --from-games: per
     /// position, and per move when the moves that keep its value are
     /// solved) [default: 10000000].
@@ -48,6 +65,14 @@ pub struct SolveArgs {
     /// Suite mode: skip positions with more geese than this.
     #[arg(long)]
     pub max_geese: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Method {
+    /// Depth-first proof-number search (every variant, draw rules exact).
+    Dfpn,
+    /// Memoised win/loss search of the acyclic classic game without sideways steps.
+    Dag,
 }
 
 impl SolveArgs {
@@ -103,6 +128,13 @@ fn print_solution(position: &Position, s: &Solution, budget: u64) {
 
 pub fn run(args: SolveArgs) -> Result<()> {
     let config = args.config();
+    if args.method == Method::Dag {
+        anyhow::ensure!(
+            args.from_games.is_none() && args.threads == 1,
+            "--method dag solves one position on one thread (no --from-games, no --threads 2)"
+        );
+        return run_dag(&args, &config);
+    }
     if args.from_games.is_some() {
         return build_suite(&args, config);
     }
@@ -111,6 +143,55 @@ pub fn run(args: SolveArgs) -> Result<()> {
     let solution = solver.solve(&position);
     print_solution(&position, &solution, config.budget_nodes);
     Ok(())
+}
+
+fn run_dag(args: &SolveArgs, config: &SolverConfig) -> Result<()> {
+    let position = args.position.position()?;
+    let mut solver = DagSolver::new(DagConfig {
+        budget_nodes: config.budget_nodes,
+        tt_mib: config.tt_mib,
+    })?;
+    let s = solver.solve(&position)?;
+    print_dag_solution(&position, &s, config.budget_nodes);
+    if s.winner.is_some() && args.replay_lines > 0 {
+        let started = Instant::now();
+        let replay = solver.replay_lines(&position, args.replay_lines, 16)?;
+        println!(
+            "replayed: {} games over the rules, {} plies, {} positions re-solved, all with the same winner ({:.1} s)",
+            replay.lines,
+            replay.plies,
+            replay.checked,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn print_dag_solution(position: &Position, s: &DagSolution, budget: u64) {
+    println!("position: {}", position.fen());
+    match s.winner {
+        Some(w) => println!("value: {}", Value::Win(w)),
+        None => println!("value: unknown (budget of {budget} nodes spent)"),
+    }
+    match (s.winner, s.best) {
+        (_, Some(m)) => println!("best: {m}"),
+        (Some(w), None) if w != position.side() => println!("best: none (every move loses)"),
+        _ => println!("best: none"),
+    }
+    let secs = s.elapsed.as_secs_f64();
+    println!("nodes: {}", s.nodes);
+    println!(
+        "time: {secs:.3} s ({:.0} nodes/s)",
+        s.nodes as f64 / secs.max(1e-9)
+    );
+    println!(
+        "table: {} of {} entries used ({:.1}%), {} replaced, {} MiB",
+        s.table.used,
+        s.table.capacity,
+        100.0 * s.table.used as f64 / s.table.capacity.max(1) as f64,
+        s.table.replaced,
+        s.table.bytes >> 20
+    );
 }
 
 /// A position of a recorded game, with where it came from.
