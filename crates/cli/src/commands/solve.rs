@@ -111,19 +111,28 @@ fn print_solution(position: &Position, s: &Solution, budget: u64) {
     }
     let searches: Vec<String> = s.searches.iter().map(|&(p, o)| search_text(p, o)).collect();
     println!("searches: {}", searches.join("; "));
-    let secs = s.elapsed.as_secs_f64();
-    println!("nodes: {}", s.nodes);
-    println!(
-        "time: {secs:.3} s ({:.0} nodes/s)",
-        s.nodes as f64 / secs.max(1e-9)
-    );
+    print_nodes_and_time(s.nodes, s.elapsed);
     println!(
         "table: {} of {} entries used ({:.1}%), {} MiB",
         s.table.used,
         s.table.capacity,
-        100.0 * s.table.used as f64 / s.table.capacity.max(1) as f64,
+        percent(s.table.used as f64, s.table.capacity as f64),
         s.table.bytes >> 20
     );
+}
+
+/// The `nodes:` and `time:` lines both methods print.
+fn print_nodes_and_time(nodes: u64, elapsed: std::time::Duration) {
+    let secs = elapsed.as_secs_f64();
+    println!("nodes: {nodes}");
+    println!(
+        "time: {secs:.3} s ({:.0} nodes/s)",
+        nodes as f64 / secs.max(1e-9)
+    );
+}
+
+fn percent(part: f64, whole: f64) -> f64 {
+    100.0 * part / whole.max(1.0)
 }
 
 pub fn run(args: SolveArgs) -> Result<()> {
@@ -178,17 +187,12 @@ fn print_dag_solution(position: &Position, s: &DagSolution, budget: u64) {
         (Some(w), None) if w != position.side() => println!("best: none (every move loses)"),
         _ => println!("best: none"),
     }
-    let secs = s.elapsed.as_secs_f64();
-    println!("nodes: {}", s.nodes);
-    println!(
-        "time: {secs:.3} s ({:.0} nodes/s)",
-        s.nodes as f64 / secs.max(1e-9)
-    );
+    print_nodes_and_time(s.nodes, s.elapsed);
     println!(
         "table: {} of {} entries used ({:.1}%), {} replaced, {} MiB",
         s.table.used,
         s.table.capacity,
-        100.0 * s.table.used as f64 / s.table.capacity.max(1) as f64,
+        percent(s.table.used as f64, s.table.capacity as f64),
         s.table.replaced,
         s.table.bytes >> 20
     );
