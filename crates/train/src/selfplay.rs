@@ -267,9 +267,8 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
             let play_out = rng.random_bool(cfg.selfplay.resign_playout_fraction);
             // Drawn only when asked for, so runs without it replay exactly.
-            let drawn = (cfg.selfplay.start_position_fraction > 0.0 && !job.starts.is_empty())
-                .then(|| rng.random_bool(cfg.selfplay.start_position_fraction))
-                .unwrap_or(false);
+            let fraction = cfg.selfplay.start_position_fraction;
+            let drawn = fraction > 0.0 && !job.starts.is_empty() && rng.random_bool(fraction);
             let game = if drawn {
                 Game::new(job.starts[rng.random_range(0..job.starts.len())])
             } else {
