@@ -96,19 +96,29 @@ fn search_text(prover: Side, outcome: SearchOutcome) -> String {
     format!("{prover} win? {state}")
 }
 
-fn print_solution(position: &Position, s: &Solution, budget: u64) {
+/// The `position:`, `value:` and `best:` lines both methods print.
+fn print_value_and_best(
+    position: &Position,
+    value: Option<Value>,
+    best: Option<impl std::fmt::Display>,
+    budget: u64,
+) {
     println!("position: {}", position.fen());
-    match s.value {
+    match value {
         Some(v) => println!("value: {v}"),
         None => println!("value: unknown (budget of {budget} nodes spent)"),
     }
-    match (s.value, s.best) {
+    match (value, best) {
         (_, Some(m)) => println!("best: {m}"),
         (Some(Value::Win(w)), None) if w != position.side() => {
             println!("best: none (every move loses)")
         }
         _ => println!("best: none"),
     }
+}
+
+fn print_solution(position: &Position, s: &Solution, budget: u64) {
+    print_value_and_best(position, s.value, s.best, budget);
     let searches: Vec<String> = s.searches.iter().map(|&(p, o)| search_text(p, o)).collect();
     println!("searches: {}", searches.join("; "));
     print_nodes_and_time(s.nodes, s.elapsed);
@@ -177,16 +187,7 @@ fn run_dag(args: &SolveArgs, config: &SolverConfig) -> Result<()> {
 }
 
 fn print_dag_solution(position: &Position, s: &DagSolution, budget: u64) {
-    println!("position: {}", position.fen());
-    match s.winner {
-        Some(w) => println!("value: {}", Value::Win(w)),
-        None => println!("value: unknown (budget of {budget} nodes spent)"),
-    }
-    match (s.winner, s.best) {
-        (_, Some(m)) => println!("best: {m}"),
-        (Some(w), None) if w != position.side() => println!("best: none (every move loses)"),
-        _ => println!("best: none"),
-    }
+    print_value_and_best(position, s.winner.map(Value::Win), s.best, budget);
     print_nodes_and_time(s.nodes, s.elapsed);
     println!(
         "table: {} of {} entries used ({:.1}%), {} replaced, {} MiB",
