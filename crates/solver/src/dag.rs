@@ -63,9 +63,9 @@ use thiserror::Error;
 /// What the DAG method cannot do, and bad settings.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum DagError {
-    #[error("the DAG method needs classic Fox and Geese without sideways steps (where no draw is possible); this is {0}: use the df-pn method")]
+    #[error("the DAG and retrograde methods need classic Fox and Geese without sideways steps (where no draw is possible); this is {0}: use the df-pn method")]
     Variant(String),
-    #[error("quiet counter {0}: the fifty-move rule can still draw here; the DAG method needs at most 98 with the fox to move, 99 with the geese (use the df-pn method)")]
+    #[error("quiet counter {0}: the fifty-move rule can still draw here; the DAG and retrograde methods need at most 98 with the fox to move, 99 with the geese (use the df-pn method)")]
     Quiet(u16),
     #[error("--tt-mb {0}: the table size must be 1 to 65536 MiB")]
     TableSize(usize),
@@ -581,7 +581,7 @@ fn moves_or_start(game: &Game) -> String {
 
 /// A step of the SplitMix64 generator (Steele et al. 2014): enough for
 /// picking the loser's replies reproducibly without a dependency.
-fn splitmix64(state: u64) -> u64 {
+pub(crate) fn splitmix64(state: u64) -> u64 {
     let mut z = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

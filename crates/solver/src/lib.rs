@@ -106,12 +106,14 @@
 //! disproof of the geese, on any path.
 
 pub mod dag;
+pub mod retro;
 mod search;
 pub mod suite;
 pub mod tt;
 mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
+pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
 pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
 pub use tt::TableStats;
 pub use verify::{verify_win, VerifyError};
