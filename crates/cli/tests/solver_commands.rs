@@ -241,3 +241,92 @@ fn solve_dag_refuses_games_with_draws() {
     ]);
     assert!(err.contains("quiet counter 99"), "{err}");
 }
+
+#[test]
+fn solve_retro_builds_tables_checks_them_and_agrees_with_the_dag_search() {
+    // Seven geese: the tables of 4 to 7 geese take a few MiB and seconds.
+    let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
+    let out = ok(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "retro",
+        "--fen",
+        fen,
+        "--threads",
+        "2",
+        "--replay-lines",
+        "10",
+        "--compare-dag",
+        "20",
+    ]);
+    assert!(out.contains("tables: placements of 4 to 7 geese"), "{out}");
+    assert!(
+        out.contains("layer  7 geese:       4272048 placements"),
+        "{out}"
+    );
+    assert!(out.contains("value: foxes win"), "{out}");
+    assert!(out.contains("best: "), "{out}");
+    assert!(out.contains("checked: 10 games over the rules"), "{out}");
+    assert!(out.contains("compared with the DAG search: "), "{out}");
+    assert!(out.contains("none differ"), "{out}");
+    // The fox shut in on c7 with the geese to move: every goose move keeps
+    // it shut in, so the geese win; the tables say so without a move.
+    let trapped = ok(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "retro",
+        "--fen",
+        "FGG/GG./..G.G../......./......./.../... f 0",
+        "--replay-lines",
+        "1",
+    ]);
+    assert!(trapped.contains("value: geese win"), "{trapped}");
+    assert!(
+        trapped.contains("best: none (every move loses)"),
+        "{trapped}"
+    );
+}
+
+#[test]
+fn solve_retro_refuses_draws_and_tables_over_the_memory_cap() {
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "retro",
+    ]);
+    assert!(err.contains("DAG and retrograde methods need"), "{err}");
+    let err = fails(&["solve", "--method", "retro"]);
+    assert!(err.contains("without sideways steps"), "{err}");
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "retro",
+        "--tt-mb",
+        "100",
+    ]);
+    assert!(
+        err.contains("the tables up to 13 geese need 3186 MiB, more than the 100 MiB allowed"),
+        "{err}"
+    );
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "retro",
+        "--threads",
+        "0",
+        "--tt-mb",
+        "100",
+    ]);
+    assert!(err.contains("--threads 0"), "{err}");
+}

@@ -805,6 +805,18 @@ impl RetroTables {
         lines: usize,
         seed: u64,
     ) -> Result<CheckStats, RetroError> {
+        self.check_lines_with(p, lines, seed, |_, _| {})
+    }
+
+    /// [`RetroTables::check_lines`], handing `visit` every checked position
+    /// with its winner by the tables (for a comparison with another method).
+    pub fn check_lines_with(
+        &self,
+        p: &Position,
+        lines: usize,
+        seed: u64,
+        mut visit: impl FnMut(&Position, Side),
+    ) -> Result<CheckStats, RetroError> {
         self.check(p)?;
         let mut rng = seed;
         let mut stats = CheckStats {
@@ -853,6 +865,7 @@ impl RetroTables {
                     )));
                 }
                 stats.checked += 1;
+                visit(&here, claimed);
                 let pick = if here.side() == claimed {
                     children
                         .iter()

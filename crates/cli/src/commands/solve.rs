@@ -43,6 +43,12 @@ pub struct SolveArgs {
     /// engine's moves and its children's values).
     #[arg(long, default_value_t = 100)]
     pub replay_lines: usize,
+    /// --method retro: positions of the replayed games (drawn at random)
+    /// solved again by the DAG search, whose answers must agree (those it
+    /// cannot finish within --budget-nodes, default 2,000,000 here, are
+    /// counted as unknown).
+    #[arg(long, default_value_t = 0)]
+    pub compare_dag: usize,
     /// Most positions to expand over both searches (with --from-games: per
     /// position, and per move when the moves that keep its value are
     /// solved) [default: 10000000].
@@ -217,7 +223,7 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
     };
     println!(
         "tables: placements of 4 to {geese} geese, {} MiB, {} threads",
-        retro::memory_bytes(geese) >> 20,
+        retro::memory_bytes(geese).div_ceil(1 << 20),
         config.threads
     );
     let started = Instant::now();
@@ -256,7 +262,9 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
     }
     if args.replay_lines > 0 {
         let started = Instant::now();
-        let checked = tables.check_lines(&position, args.replay_lines, 16)?;
+        let mut seen = Vec::new();
+        let checked =
+            tables.check_lines_with(&position, args.replay_lines, 16, |p, w| seen.push((*p, w)))?;
         println!(
             "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent ({:.1} s)",
             checked.lines,
@@ -264,7 +272,42 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
             checked.checked,
             started.elapsed().as_secs_f64()
         );
+        if args.compare_dag > 0 {
+            compare_with_dag(&seen, args)?;
+        }
     }
+    Ok(())
+}
+
+/// Solves `--compare-dag` positions of the checked games, drawn at random
+/// (seeded), again with the DAG search, an independent method over the
+/// rules engine's own moves, and stops at the first disagreement.
+fn compare_with_dag(seen: &[(Position, Side)], args: &SolveArgs) -> Result<()> {
+    let budget = args.budget_nodes.unwrap_or(2_000_000);
+    let mut solver = DagSolver::new(DagConfig {
+        budget_nodes: budget,
+        tt_mib: args.tt_mb.unwrap_or(256).min(1024),
+    })?;
+    let started = Instant::now();
+    let (mut agreed, mut unknown, mut rng) = (0, 0, 0x5EED_u64);
+    for _ in 0..args.compare_dag.min(seen.len()) {
+        rng = rng
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let (p, retro) = &seen[((rng >> 33) % seen.len() as u64) as usize];
+        match solver.solve(p)?.winner {
+            None => unknown += 1,
+            Some(w) if w == *retro => agreed += 1,
+            Some(w) => anyhow::bail!(
+                "{}: the tables hold the {retro} to win, the DAG search the {w}",
+                p.fen()
+            ),
+        }
+    }
+    println!(
+        "compared with the DAG search: {agreed} positions agree, {unknown} unknown within {budget} nodes, none differ ({:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
