@@ -83,15 +83,9 @@ pub struct Run {
     pub config: RunConfig,
 }
 
-fn git_revision() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
-}
+/// The git revision this binary was built from, `-dirty` if it had
+/// uncommitted changes, `unknown` outside a git checkout (see build.rs).
+pub const BUILD_REVISION: &str = env!("HALATAFL_BUILD_REVISION");
 
 pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);
@@ -147,7 +141,7 @@ impl Run {
         write_atomically(&dir.join("config.toml"), run.config.to_toml().as_bytes())
             .map_err(at(dir))?;
         let info = serde_json::json!({
-            "git_revision": git_revision(),
+            "git_revision": BUILD_REVISION,
             "halatafl_version": env!("CARGO_PKG_VERSION"),
             "started": chrono_like_now(),
             "command": command,
@@ -210,7 +204,7 @@ impl Run {
             "to": generations,
             "after_generation": reached,
             "at": chrono_like_now(),
-            "git_revision": git_revision(),
+            "git_revision": BUILD_REVISION,
             "command": command,
         });
         match info
@@ -608,6 +602,24 @@ mod tests {
 
     fn no_agents(spec: &str, _seed: u64) -> Result<Box<dyn Agent>, SpecError> {
         panic!("no agent should be built, asked for {spec}")
+    }
+
+    #[test]
+    fn run_json_names_the_revision_the_binary_was_built_from() {
+        let run = scratch_run("revision");
+        let text = std::fs::read_to_string(run.dir.join("run.json")).unwrap();
+        let info: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let revision = info["git_revision"].as_str().unwrap();
+        assert_eq!(revision, BUILD_REVISION);
+        let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.git");
+        if !checkout.exists() {
+            assert_eq!(revision, "unknown");
+            return;
+        }
+        let hash = revision.strip_suffix("-dirty").unwrap_or(revision);
+        assert_eq!(hash.len(), 40, "{revision}");
+        assert!(hash.bytes().all(|b| b.is_ascii_hexdigit()), "{revision}");
+        let _ = std::fs::remove_dir_all(&run.dir);
     }
 
     #[test]
