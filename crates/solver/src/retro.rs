@@ -68,11 +68,11 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// Points of the cross.
-const POINTS: usize = 33;
+pub(crate) const POINTS: usize = 33;
 /// Every point, as a compact set.
-const ALL: u64 = (1 << POINTS) - 1;
+pub(crate) const ALL: u64 = (1 << POINTS) - 1;
 /// The classic game's fox wins when fewer geese than this remain (rule 1).
-const GEESE_NEEDED: u32 = 4;
+pub(crate) const GEESE_NEEDED: u32 = 4;
 /// The most geese a classic setting starts with.
 pub const MAX_GEESE: u32 = 17;
 
@@ -157,24 +157,26 @@ pub struct CheckStats {
 /// The board as the tables see it: points numbered 0..33 in grid order
 /// (row 1 first, so a row is a run of numbers and a goose step always goes
 /// to a higher number), with the move tables in that numbering.
-struct Board {
+pub(crate) struct Board {
     /// Grid index of each compact point.
-    grid: [u8; POINTS],
+    pub(crate) grid: [u8; POINTS],
     /// Row (0..7) of each compact point.
-    row: [u8; POINTS],
+    pub(crate) row: [u8; POINTS],
     /// Compact points of each row: `row_start[r]..row_start[r + 1]`.
-    row_start: [u8; 8],
+    pub(crate) row_start: [u8; 8],
     /// Where a goose may step (north, north-east, north-west).
-    goose_to: [u64; POINTS],
+    pub(crate) goose_to: [u64; POINTS],
+    /// Where a goose may step sideways (east, west), with that option.
+    pub(crate) goose_side: [u64; POINTS],
     /// Where the fox may step.
-    fox_to: [u64; POINTS],
+    pub(crate) fox_to: [u64; POINTS],
     /// The fox's jumps from a point: (point jumped over, landing point).
-    jumps: [[(u8, u8); 8]; POINTS],
-    jump_count: [u8; POINTS],
+    pub(crate) jumps: [[(u8, u8); 8]; POINTS],
+    pub(crate) jump_count: [u8; POINTS],
 }
 
 impl Board {
-    fn new(corner_links: bool) -> Board {
+    pub(crate) fn new(corner_links: bool) -> Board {
         let geometry = Geometry::get(corner_links);
         let points: Vec<Point> = Point::all().collect();
         assert_eq!(points.len(), POINTS, "the cross has 33 points");
@@ -184,6 +186,7 @@ impl Board {
             row: [0; POINTS],
             row_start: [0; 8],
             goose_to: [0; POINTS],
+            goose_side: [0; POINTS],
             fox_to: [0; POINTS],
             jumps: [[(0, 0); 8]; POINTS],
             jump_count: [0; POINTS],
@@ -212,6 +215,9 @@ impl Board {
                     ) {
                         board.goose_to[c] |= 1 << n;
                     }
+                    if matches!(d, Direction::East | Direction::West) {
+                        board.goose_side[c] |= 1 << n;
+                    }
                 }
                 if let (Some(over), Some(land)) = (
                     to_compact(geometry.jump_over[di][g]),
@@ -226,7 +232,7 @@ impl Board {
         board
     }
 
-    fn compact_set(&self, set: Bitboard) -> u64 {
+    pub(crate) fn compact_set(&self, set: Bitboard) -> u64 {
         (0..POINTS)
             .filter(|&c| set.0 >> self.grid[c] & 1 != 0)
             .fold(0, |s, c| s | 1 << c)
@@ -234,7 +240,7 @@ impl Board {
 }
 
 /// The set bits of a mask, lowest first.
-fn points_of(mut set: u64) -> impl Iterator<Item = usize> {
+pub(crate) fn points_of(mut set: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         (set != 0).then(|| {
             let c = set.trailing_zeros() as usize;
@@ -245,7 +251,7 @@ fn points_of(mut set: u64) -> impl Iterator<Item = usize> {
 }
 
 /// `C(n, k)` for `n ≤ 33`.
-fn binomial(n: u32, k: u32) -> u64 {
+pub(crate) fn binomial(n: u32, k: u32) -> u64 {
     if k > n {
         return 0;
     }
@@ -255,7 +261,7 @@ fn binomial(n: u32, k: u32) -> u64 {
 /// Colexicographic rank of a set of points among the sets of its size,
 /// three table lookups: the points in each 11-point chunk contribute
 /// `Σ C(c, j + 1)` given how many points lie below the chunk.
-struct Ranker {
+pub(crate) struct Ranker {
     /// `[chunk][bits][points below]`, points below 0..=MAX_GEESE.
     table: Vec<u32>,
 }
@@ -265,7 +271,7 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 const BELOW: usize = MAX_GEESE as usize + 1;
 
 impl Ranker {
-    fn new() -> Ranker {
+    pub(crate) fn new() -> Ranker {
         let mut table = vec![0u32; 3 * CHUNK * BELOW];
         for chunk in 0..3 {
             for b in 0..CHUNK {
@@ -287,7 +293,7 @@ impl Ranker {
     }
 
     #[inline]
-    fn rank(&self, set: u64) -> u64 {
+    pub(crate) fn rank(&self, set: u64) -> u64 {
         let c0 = (set & (CHUNK as u64 - 1)) as usize;
         let c1 = ((set >> CHUNK_BITS) & (CHUNK as u64 - 1)) as usize;
         let c2 = (set >> (2 * CHUNK_BITS)) as usize;
@@ -301,21 +307,21 @@ impl Ranker {
 }
 
 /// The fox-to-move values of every placement of one number of geese.
-struct Layer {
+pub(crate) struct Layer {
     /// Bits per placement: one per empty point.
     width: u32,
-    words: Vec<AtomicU64>,
+    pub(crate) words: Vec<AtomicU64>,
 }
 
 impl Layer {
-    fn words_for(geese: u32) -> usize {
+    pub(crate) fn words_for(geese: u32) -> usize {
         let placements = binomial(POINTS as u32, geese);
         let width = POINTS as u64 - geese as u64;
         // One spare word: a read of the last placement may touch it.
         (placements * width).div_ceil(64) as usize + 1
     }
 
-    fn new(geese: u32) -> Layer {
+    pub(crate) fn new(geese: u32) -> Layer {
         // Zeroed pages straight from the system (calloc), untouched until
         // the build writes them, so the huge-page advice still applies.
         let zeros = vec![0u64; Layer::words_for(geese)];
@@ -341,7 +347,7 @@ impl Layer {
     }
 
     #[inline]
-    fn get(&self, rank: u64) -> u64 {
+    pub(crate) fn get(&self, rank: u64) -> u64 {
         let offset = rank * self.width as u64;
         let (word, shift) = ((offset / 64) as usize, (offset % 64) as u32);
         let mut v = self.words[word].load(Ordering::Relaxed) >> shift;
@@ -354,7 +360,7 @@ impl Layer {
     /// Stores a placement's bits. Each placement is written once, by one
     /// thread; neighbours may share a word, hence `fetch_or`.
     #[inline]
-    fn set(&self, rank: u64, packed: u64) {
+    pub(crate) fn set(&self, rank: u64, packed: u64) {
         if packed == 0 {
             return;
         }
@@ -391,13 +397,13 @@ fn advise_huge_pages(words: &[u64]) {
 }
 
 /// Scatter (`pdep`) and gather (`pext`) of bits under a mask.
-trait BitScatter: Sync {
+pub(crate) trait BitScatter: Sync {
     fn deposit(&self, value: u64, mask: u64) -> u64;
     fn extract(&self, value: u64, mask: u64) -> u64;
 }
 
 /// A loop over the mask's bits.
-struct PortableBits;
+pub(crate) struct PortableBits;
 
 impl BitScatter for PortableBits {
     #[inline]
@@ -432,13 +438,13 @@ impl BitScatter for PortableBits {
 /// BMI2's instructions; only built by [`Bmi2Bits::detect`] on a CPU that
 /// has them fast.
 #[cfg(target_arch = "x86_64")]
-struct Bmi2Bits(());
+pub(crate) struct Bmi2Bits(());
 
 #[cfg(target_arch = "x86_64")]
 impl Bmi2Bits {
     /// BMI2 where the CPU has it, except AMD's families before Zen 3
     /// (0x17), which run `pdep`/`pext` in slow microcode.
-    fn detect() -> Option<Bmi2Bits> {
+    pub(crate) fn detect() -> Option<Bmi2Bits> {
         if !std::is_x86_feature_detected!("bmi2") {
             return None;
         }
@@ -466,11 +472,98 @@ impl BitScatter for Bmi2Bits {
 }
 
 /// A run of placements to compute: all with the same number of geese per
-/// row (`counts`), numbered in mixed radix over the rows' own choices.
-struct Job {
-    counts: [u8; 7],
-    start: u64,
-    end: u64,
+/// row (`counts`), numbered in mixed radix over the rows' own choices (row
+/// 1 the fastest digit); `offset` is where the counts' placements start in
+/// their level's numbering.
+pub(crate) struct Job {
+    pub(crate) counts: [u8; 7],
+    pub(crate) offset: u64,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+}
+
+/// How a layer (placements of one number of geese) splits into levels of
+/// equal summed rows, and how each level's placements are numbered.
+pub(crate) struct LevelPlan {
+    /// `choices[row][n]`: the compact sets of `n` points of a row.
+    pub(crate) choices: Vec<Vec<Vec<u64>>>,
+    /// `digit[row][bits]`: where a row's points (shifted down to bit 0)
+    /// stand in `choices[row][their count]`.
+    pub(crate) digit: Vec<Vec<u32>>,
+    /// The levels, highest summed rows first: each the ways to spread the
+    /// geese over the rows that give that sum.
+    pub(crate) levels: Vec<Vec<[u8; 7]>>,
+    /// First compact point of each row, and the row's length.
+    pub(crate) rows: Vec<(usize, usize)>,
+}
+
+impl LevelPlan {
+    pub(crate) fn new(board: &Board, geese: u32) -> LevelPlan {
+        let rows: Vec<(usize, usize)> = (0..7)
+            .map(|r| {
+                let (a, b) = (board.row_start[r], board.row_start[r + 1]);
+                (a as usize, (b - a) as usize)
+            })
+            .collect();
+        let mut by_potential: Vec<Vec<[u8; 7]>> = vec![Vec::new(); 7 * POINTS];
+        let mut counts = [0u8; 7];
+        spread(&rows, 0, geese as usize, &mut counts, &mut |c| {
+            by_potential[potential_of(c)].push(*c);
+        });
+        let mut choices = Vec::new();
+        let mut digit = Vec::new();
+        for &(start, len) in &rows {
+            let mut by_count: Vec<Vec<u64>> = vec![Vec::new(); len + 1];
+            let mut index = vec![0u32; 1 << len];
+            for m in 0u64..1 << len {
+                let list = &mut by_count[m.count_ones() as usize];
+                index[m as usize] = list.len() as u32;
+                list.push(m << start);
+            }
+            choices.push(by_count);
+            digit.push(index);
+        }
+        LevelPlan {
+            choices,
+            digit,
+            levels: by_potential.into_iter().rev().filter(|l| !l.is_empty()).collect(),
+            rows,
+        }
+    }
+
+    /// Placements with these counts per row.
+    pub(crate) fn count(&self, counts: &[u8; 7]) -> u64 {
+        (0..7)
+            .map(|r| self.choices[r][counts[r] as usize].len() as u64)
+            .product()
+    }
+
+    /// The level's placements in jobs, in the level's numbering.
+    pub(crate) fn jobs(&self, level: &[[u8; 7]]) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        let mut offset = 0;
+        for counts in level {
+            let total = self.count(counts);
+            let mut start = 0;
+            while start < total {
+                let end = (start + JOB_PLACEMENTS).min(total);
+                jobs.push(Job {
+                    counts: *counts,
+                    offset,
+                    start,
+                    end,
+                });
+                start = end;
+            }
+            offset += total;
+        }
+        jobs
+    }
+}
+
+/// Summed rows (row 1 counting 0) of a spread of geese over the rows.
+pub(crate) fn potential_of(counts: &[u8; 7]) -> usize {
+    counts.iter().enumerate().map(|(r, &n)| r * n as usize).sum()
 }
 
 /// Placements per job: small enough to balance threads, large enough that
@@ -495,7 +588,7 @@ pub fn memory_bytes(max_geese: u32) -> u64 {
         .sum()
 }
 
-fn available_mib() -> Option<u64> {
+pub(crate) fn available_mib() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -583,54 +676,13 @@ impl RetroTables {
     /// Computes layer `geese`, every lower one being done; returns how many
     /// fox-to-move states the fox wins.
     fn build_layer(&self, geese: u32, bits: &impl BitScatter) -> u64 {
-        let rows: Vec<(usize, usize)> = (0..7)
-            .map(|r| {
-                let (a, b) = (self.board.row_start[r], self.board.row_start[r + 1]);
-                (a as usize, (b - a) as usize)
-            })
-            .collect();
-        // Every way to spread the geese over the rows, by summed rows.
-        let mut by_potential: Vec<Vec<[u8; 7]>> = vec![Vec::new(); 7 * POINTS];
-        let mut counts = [0u8; 7];
-        spread(&rows, 0, geese as usize, &mut counts, &mut |c| {
-            let potential: usize = c.iter().enumerate().map(|(r, &n)| r * n as usize).sum();
-            by_potential[potential].push(*c);
-        });
-        // Each row's choices of points, as compact sets.
-        let choices: Vec<Vec<Vec<u64>>> = rows
-            .iter()
-            .map(|&(start, len)| {
-                (0..=len)
-                    .map(|n| {
-                        (0u64..1 << len)
-                            .filter(|m| m.count_ones() as usize == n)
-                            .map(|m| m << start)
-                            .collect()
-                    })
-                    .collect()
-            })
-            .collect();
+        let plan = LevelPlan::new(&self.board, geese);
         let mut fox_wins = 0;
-        for level in by_potential.iter().rev().filter(|l| !l.is_empty()) {
-            let mut jobs = Vec::new();
-            for counts in level {
-                let total: u64 = (0..7)
-                    .map(|r| choices[r][counts[r] as usize].len() as u64)
-                    .product();
-                let mut start = 0;
-                while start < total {
-                    let end = (start + JOB_PLACEMENTS).min(total);
-                    jobs.push(Job {
-                        counts: *counts,
-                        start,
-                        end,
-                    });
-                    start = end;
-                }
-            }
-            fox_wins += jobs
+        for level in &plan.levels {
+            fox_wins += plan
+                .jobs(level)
                 .par_iter()
-                .map(|job| self.run_job(job, &choices, bits))
+                .map(|job| self.run_job(job, &plan.choices, bits))
                 .sum::<u64>();
         }
         fox_wins
@@ -885,7 +937,7 @@ impl RetroTables {
 
 /// Calls `visit` with every way to put `left` geese on rows `row..7`, at
 /// most a row's length on each.
-fn spread(
+pub(crate) fn spread(
     rows: &[(usize, usize)],
     row: usize,
     left: usize,
