@@ -53,6 +53,11 @@ pub struct MctsConfig {
     pub final_temperature: f32,
     /// Keep the subtree of the played move for the next search.
     pub reuse_tree: bool,
+    /// Moves-left utility u (0: off): with an evaluator that predicts plies
+    /// left, a clearly winning side prefers lines that end sooner and a
+    /// clearly losing side lines that last longer, by at most u per backed-up
+    /// value (the formula is in [`crate::search`]).
+    pub moves_left_utility: f32,
 }
 
 impl Default for MctsConfig {
@@ -75,6 +80,7 @@ impl Default for MctsConfig {
             temperature_plies: 0,
             final_temperature: 0.0,
             reuse_tree: true,
+            moves_left_utility: 0.0,
         }
     }
 }

@@ -11,7 +11,11 @@
 //!   `>= 0` (the search renormalises; an all-zero or non-finite row is read as
 //!   uniform);
 //! - `set_value(i, wdl)`: win/draw/loss probabilities **from the point of view
-//!   of the side to move in leaf `i`**.
+//!   of the side to move in leaf `i`**;
+//! - optionally `set_plies_left(i, plies)`: the predicted plies from leaf `i`
+//!   to the end of the game (a network with a moves-left head), which the
+//!   search's moves-left utility uses. Evaluators that predict none leave it
+//!   unset, and the utility then does nothing.
 //!
 //! Leaves are never terminal: the search scores finished games from the rules.
 //! Methods take `&self` and evaluators are `Send + Sync`, so one evaluator can
@@ -158,6 +162,8 @@ pub struct Evaluations {
     priors: Vec<f32>,
     offsets: Vec<u32>,
     values: Vec<Wdl>,
+    /// Predicted plies left per leaf; NaN where the evaluator gave none.
+    plies_left: Vec<f32>,
 }
 
 impl Evaluations {
@@ -174,6 +180,8 @@ impl Evaluations {
         self.offsets.extend_from_slice(&batch.offsets);
         self.values.clear();
         self.values.resize(batch.len(), Wdl::DRAW);
+        self.plies_left.clear();
+        self.plies_left.resize(batch.len(), f32::NAN);
     }
 
     pub fn len(&self) -> usize {
@@ -204,6 +212,19 @@ impl Evaluations {
 
     pub fn set_value(&mut self, i: usize, v: Wdl) {
         self.values[i] = v;
+    }
+
+    /// Leaf `i`'s predicted plies to the end of the game, if the evaluator
+    /// gave one (a finite number >= 0).
+    pub fn plies_left(&self, i: usize) -> Option<f32> {
+        let p = self.plies_left[i];
+        (p.is_finite() && p >= 0.0).then_some(p)
+    }
+
+    /// Sets leaf `i`'s predicted plies left (a negative or non-finite
+    /// number reads as none).
+    pub fn set_plies_left(&mut self, i: usize, plies: f32) {
+        self.plies_left[i] = plies;
     }
 }
 

@@ -28,6 +28,35 @@
 //! up its exact value without descending, and the search stops once the root
 //! is proven. Move choice takes a proven win (an immediate one first) and
 //! avoids proven losses.
+//!
+//! # Moves-left utility
+//! With `moves_left_utility` u > 0 and an evaluator that predicts plies left
+//! (a network with a moves-left head), every value backed up from a leaf at
+//! depth d below the root is adjusted, for the player it is backed up for:
+//!
+//! ```text
+//! q' = clamp(q - u * sign(q) * w(|q|) * tanh((d + L_leaf - L_root) / S), -1, 1)
+//! w(a) = clamp((a - T) / (1 - T), 0, 1)
+//! ```
+//!
+//! with L the predicted plies left of the leaf and of the root (each node's
+//! prediction is kept while the utility is on), S = [`MOVES_LEFT_PLIES_SCALE`]
+//! and T = [`MOVES_LEFT_Q_THRESHOLD`]. So d + L_leaf - L_root is how much
+//! longer than the root expects the game lasts along this line; a side that
+//! is winning (q > 0) gains up to u for lines that end sooner, a side that is
+//! losing gains up to u for lines that last longer, and a roughly balanced
+//! position (|q| <= T) is left alone, since hurrying or delaying a draw is
+//! no aim. The adjustment is odd in q, so both players see it alike and the
+//! backup's sign flip per ply still holds. Finished games (plies left 0)
+//! are adjusted too, so a quick win beats a slow one and a late loss an
+//! early one; the solver's proofs and `SearchResult::q` of proven moves stay
+//! exact. Node values (and so the root value that self-play's resignation
+//! and search-value targets read) include the adjustment, at most u away.
+//! This is KataGo's way of folding auxiliary predictions into the backed-up
+//! utility (Wu 2019, "Accelerating Self-Play Learning in Go", score utility)
+//! applied to Leela Chess Zero's moves-left head (MLH, 2020), whose own form
+//! adds a similar bounded, |Q|-gated term at selection time instead. With
+//! u = 0, or an evaluator that predicts nothing, the search is unchanged.
 
 use crate::config::{MctsConfig, RootMode};
 use crate::eval::{Evaluations, Evaluator, LeafBatch, Wdl};
@@ -48,6 +77,24 @@ struct PendingLeaf {
     path_len: u32,
     /// False for the root's own evaluation (no virtual loss, not a simulation).
     counted: bool,
+}
+
+/// Plies scale S of the moves-left utility: a line 10 plies longer or
+/// shorter than the root expects gets tanh(1) = 76% of the utility.
+pub const MOVES_LEFT_PLIES_SCALE: f32 = 10.0;
+
+/// |q| at or below which the moves-left utility does nothing; it grows
+/// linearly to its full size at |q| = 1.
+pub const MOVES_LEFT_Q_THRESHOLD: f32 = 0.25;
+
+/// The moves-left utility's adjustment of `q` (for either player) along a
+/// line whose game is predicted to last `longer_by` plies more than the
+/// root predicts: see the module docs.
+pub fn moves_left_adjusted(q: f32, longer_by: f32, utility: f32) -> f32 {
+    let weight =
+        ((q.abs() - MOVES_LEFT_Q_THRESHOLD) / (1.0 - MOVES_LEFT_Q_THRESHOLD)).clamp(0.0, 1.0);
+    let shift = utility * q.signum() * weight * (longer_by / MOVES_LEFT_PLIES_SCALE).tanh();
+    (q - shift).clamp(-1.0, 1.0)
 }
 
 /// What a search found at its root.
@@ -112,10 +159,12 @@ impl<G: SearchGame> Search<G> {
             .copied()
             .unwrap_or_else(|| panic_no_moves::<G>());
         let budget = config.sims;
+        let mut tree = Tree::new(dummy);
+        tree.track_plies_left(config.moves_left_utility > 0.0);
         Search {
             config,
             game,
-            tree: Tree::new(dummy),
+            tree,
             rng: ChaCha8Rng::seed_from_u64(seed),
             root_priors: Vec::new(),
             root_ready: false,
@@ -288,6 +337,7 @@ impl<G: SearchGame> Search<G> {
         let leaf = self.tree.nodes[node as usize];
         let step = if leaf.proven() != Proven::Unknown {
             let (q, d) = proven_value(leaf.proven());
+            let q = self.with_moves_left(node, q);
             self.backup(q, d, false);
             self.done += 1;
             Step::Backed
@@ -302,6 +352,7 @@ impl<G: SearchGame> Search<G> {
                 n.set_kind(Kind::Terminal);
                 n.set_proven(proven);
                 let (q, d) = proven_value(proven);
+                let q = self.with_moves_left(node, q);
                 self.backup(q, d, false);
                 self.propagate_proof();
                 self.done += 1;
@@ -360,12 +411,16 @@ impl<G: SearchGame> Search<G> {
             node.num_children = moves.len() as u16;
             node.set_kind(Kind::Expanded);
             node.raw_q = value.q();
+            if let Some(plies) = evals.plies_left(i) {
+                self.tree.set_plies_left(p.node, plies);
+            }
             self.path.clear();
             self.path.extend_from_slice(
                 &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
             );
             // The leaf's value is for its side to move; its node stores the mover's.
-            self.backup(-value.q(), value.draw, p.counted);
+            let q = self.with_moves_left(p.node, -value.q());
+            self.backup(q, value.draw, p.counted);
             if p.counted {
                 self.done += 1;
                 self.in_flight -= 1;
@@ -415,6 +470,32 @@ impl<G: SearchGame> Search<G> {
         self.own_batch = batch;
         self.own_evals = evals;
         self.result()
+    }
+
+    /// `q` (for the mover into `node`, the last node of `self.path`) with
+    /// the moves-left utility applied (see the module docs): unchanged when
+    /// the utility is off or the root's or the node's plies left are unknown.
+    /// A finished game has 0 plies left.
+    fn with_moves_left(&self, node: u32, q: f32) -> f32 {
+        let utility = self.config.moves_left_utility;
+        if utility <= 0.0 {
+            return q;
+        }
+        let Some(root) = self.tree.plies_left(ROOT) else {
+            return q;
+        };
+        let leaf = if self.tree.nodes[node as usize].kind() == Kind::Terminal {
+            Some(0.0)
+        } else {
+            self.tree.plies_left(node)
+        };
+        match leaf {
+            Some(leaf) => {
+                let depth = self.path.len().saturating_sub(1) as f32;
+                moves_left_adjusted(q, depth + leaf - root, utility)
+            }
+            None => q,
+        }
     }
 
     /// Backs `q` (for the mover into the last node of `self.path`) and draw

@@ -166,6 +166,12 @@ fn bf16_bits(x: f32) -> u16 {
 #[derive(Clone, Debug)]
 pub(crate) struct Tree<M> {
     pub nodes: Vec<Node<M>>,
+    /// Each node's predicted plies left (NaN: none), parallel to `nodes`
+    /// while the search uses a moves-left utility, empty otherwise: kept
+    /// beside the nodes, not in them, so searches without the utility pay
+    /// no memory for it (see the `node_size` test).
+    plies_left: Vec<f32>,
+    track_plies_left: bool,
     /// Spare arena for tree reuse, kept to avoid reallocating.
     spare: Vec<Node<M>>,
     origin: Vec<u32>,
@@ -175,14 +181,42 @@ impl<M: Copy> Tree<M> {
     pub(crate) fn new(root_move: M) -> Tree<M> {
         Tree {
             nodes: vec![Node::new(root_move, 1.0)],
+            plies_left: Vec::new(),
+            track_plies_left: false,
             spare: Vec::new(),
             origin: Vec::new(),
+        }
+    }
+
+    /// Keeps (or stops keeping) each node's predicted plies left.
+    pub(crate) fn track_plies_left(&mut self, on: bool) {
+        self.track_plies_left = on;
+        self.plies_left.clear();
+        if on {
+            self.plies_left.resize(self.nodes.len(), f32::NAN);
+        }
+    }
+
+    /// Node `i`'s predicted plies left, if known (and kept).
+    #[inline]
+    pub(crate) fn plies_left(&self, i: u32) -> Option<f32> {
+        self.plies_left
+            .get(i as usize)
+            .copied()
+            .filter(|p| !p.is_nan())
+    }
+
+    /// Records node `i`'s predicted plies left (ignored when not kept).
+    pub(crate) fn set_plies_left(&mut self, i: u32, plies: f32) {
+        if let Some(p) = self.plies_left.get_mut(i as usize) {
+            *p = plies;
         }
     }
 
     pub(crate) fn reset(&mut self, root_move: M) {
         self.nodes.clear();
         self.nodes.push(Node::new(root_move, 1.0));
+        self.track_plies_left(self.track_plies_left);
     }
 
     #[inline]
@@ -196,6 +230,9 @@ impl<M: Copy> Tree<M> {
         let first = self.nodes.len() as u32;
         self.nodes
             .extend(moves.iter().zip(priors).map(|(&m, p)| Node::new(m, p)));
+        if self.track_plies_left {
+            self.plies_left.resize(self.nodes.len(), f32::NAN);
+        }
         first
     }
 
@@ -223,6 +260,14 @@ impl<M: Copy> Tree<M> {
         }
         self.spare = std::mem::replace(&mut self.nodes, out);
         self.spare.clear();
+        if self.track_plies_left {
+            let kept: Vec<f32> = self
+                .origin
+                .iter()
+                .map(|&o| self.plies_left[o as usize])
+                .collect();
+            self.plies_left = kept;
+        }
     }
 }
 
@@ -271,5 +316,31 @@ mod tests {
         assert_eq!(t.root().visits, 7);
         let moves: Vec<u8> = t.root().children().map(|i| t.nodes[i].mv).collect();
         assert_eq!(moves, vec![3, 4, 5]);
+    }
+
+    #[test]
+    fn plies_left_follow_their_nodes_through_reroot_and_reset() {
+        let mut t = Tree::new(0u8);
+        assert_eq!(t.plies_left(ROOT), None);
+        t.set_plies_left(ROOT, 9.0);
+        assert_eq!(t.plies_left(ROOT), None, "not kept unless asked");
+        t.track_plies_left(true);
+        let c = t.add_children(&[1, 2], [0.5, 0.5].into_iter());
+        t.nodes[0].first_child = c;
+        t.nodes[0].num_children = 2;
+        let g = t.add_children(&[3, 4], [0.5, 0.5].into_iter());
+        t.nodes[2].first_child = g;
+        t.nodes[2].num_children = 2;
+        t.set_plies_left(2, 20.0);
+        t.set_plies_left(g + 1, 19.0);
+        t.reroot(2);
+        assert_eq!(t.plies_left(ROOT), Some(20.0));
+        let second = t.root().first_child + 1;
+        assert_eq!(t.plies_left(second), Some(19.0));
+        assert_eq!(t.plies_left(second - 1), None);
+        t.reset(7);
+        assert_eq!(t.plies_left(ROOT), None);
+        t.set_plies_left(ROOT, 3.0);
+        assert_eq!(t.plies_left(ROOT), Some(3.0));
     }
 }

@@ -5,6 +5,7 @@
 //! [`NetRegistry`], so parallel arena games batch into one inference thread.
 
 use crate::checkpoint;
+use crate::config::NetConfig;
 use crate::evaluator::{EvaluatorConfig, NetEvaluator};
 use crate::inference::{InferenceNet, Precision};
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
@@ -30,6 +31,10 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
     ),
     ("device", "cpu (default), cuda, cuda:N or auto"),
     ("precision", "f32 (default) or bf16 inference"),
+    (
+        "moves_left",
+        "moves-left utility of the search, 0 to 1 (default 0: off; needs a network with a moves-left head)",
+    ),
 ];
 
 pub fn net_forms() -> String {
@@ -37,10 +42,14 @@ pub fn net_forms() -> String {
         .to_string()
 }
 
+/// The most a `moves_left=` utility may be: values lie in [-1, 1], and a
+/// bonus beyond 1 would outweigh the win itself.
+pub const MAX_MOVES_LEFT_UTILITY: f32 = 1.0;
+
 /// Shares evaluators between agents of the same checkpoint, device and precision.
 #[derive(Default)]
 pub struct NetRegistry {
-    evaluators: Mutex<HashMap<String, Arc<NetEvaluator>>>,
+    evaluators: Mutex<HashMap<String, (Arc<NetEvaluator>, NetConfig)>>,
     pub config: EvaluatorConfig,
 }
 
@@ -59,14 +68,24 @@ impl NetRegistry {
         device: &str,
         precision: Precision,
     ) -> Result<Arc<NetEvaluator>, String> {
+        self.network(source, device, precision).map(|(e, _)| e)
+    }
+
+    /// [`NetRegistry::evaluator`] with the network's shape (which heads it has).
+    pub fn network(
+        &self,
+        source: NetSource,
+        device: &str,
+        precision: Precision,
+    ) -> Result<(Arc<NetEvaluator>, NetConfig), String> {
         let name = match source {
             NetSource::File(path) => path.display().to_string(),
             NetSource::Shipped => format!("<shipped {SHIPPED_NETWORK_NAME}>"),
         };
         let key = format!("{name}|{device}|{precision:?}");
         let mut map = self.evaluators.lock().expect("registry lock");
-        if let Some(e) = map.get(&key) {
-            return Ok(e.clone());
+        if let Some(shared) = map.get(&key) {
+            return Ok(shared.clone());
         }
         let device = crate::parse_device(device).map_err(|e| e.to_string())?;
         let (trainer, _) = match source {
@@ -79,10 +98,11 @@ impl NetRegistry {
             ),
         }
         .map_err(|e| e.to_string())?;
+        let net_config = trainer.net.config;
         let net = InferenceNet::new(&trainer.net, precision, device);
         let evaluator = Arc::new(NetEvaluator::start(move || net, self.config));
-        map.insert(key, evaluator.clone());
-        Ok(evaluator)
+        map.insert(key, (evaluator.clone(), net_config));
+        Ok((evaluator, net_config))
     }
 
     /// Drops every shared evaluator (their threads end when the last agent goes).
@@ -153,14 +173,15 @@ fn build_agent_from(
     let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
     let precision: Precision = spec.get_or("precision", Precision::F32)?;
-    let evaluator = registry
-        .evaluator(source, &device, precision)
+    let (evaluator, net_config) = registry
+        .network(source, &device, precision)
         .map_err(|why| SpecError::Build {
             spec: spec.to_string(),
             why,
         })?;
     if raw_policy {
-        let known: Vec<&str> = options().collect();
+        // The utility steers a search; the raw policy has none.
+        let known: Vec<&str> = options().filter(|k| *k != "moves_left").collect();
         spec.check_keys(&known)?;
         return Ok(Box::new(PolicyAgent {
             spec: spec.to_string(),
@@ -168,7 +189,26 @@ fn build_agent_from(
         }));
     }
     let extra: Vec<&str> = options().filter(|k| !["sims", "ms"].contains(k)).collect();
-    let parsed = from_spec(spec, &extra)?;
+    let mut parsed = from_spec(spec, &extra)?;
+    let utility: f32 = spec.get_or("moves_left", 0.0)?;
+    let bad_utility = |why: String| SpecError::BadValue {
+        spec: spec.to_string(),
+        key: "moves_left".into(),
+        value: spec.params.get("moves_left").cloned().unwrap_or_default(),
+        why,
+    };
+    if !(0.0..=MAX_MOVES_LEFT_UTILITY).contains(&utility) {
+        return Err(bad_utility(format!(
+            "must be a number from 0 to {MAX_MOVES_LEFT_UTILITY}"
+        )));
+    }
+    if utility > 0.0 && !net_config.moves_left_head {
+        return Err(bad_utility(
+            "the network has no moves-left head (train one with `[network] moves_left_head = true`)"
+                .into(),
+        ));
+    }
+    parsed.config.moves_left_utility = utility;
     let evaluator: Arc<dyn Evaluator<Game>> = evaluator;
     let mut agent =
         MctsAgent::new(spec.to_string(), parsed.config, evaluator).with_movetime(parsed.movetime);

@@ -13,6 +13,15 @@
 //! checkpoints as opponents and reference points, and refusing them would
 //! strand those; whatever training writes from them is version 2. Any other
 //! version is refused with both versions named.
+//!
+//! The moves-left head ([`NetConfig::moves_left_head`]) needs no new format
+//! version: a network with the head says so in its `net` metadata and holds
+//! the head's tensors (`net/moves_left.*`, with their optimizer moments), a
+//! network without it writes exactly the metadata and tensors it always did.
+//! Files from before the head load as networks without it; a build from
+//! before the head refuses a file with it (an unknown `moves_left_head` key
+//! in `net`). Resuming a run that turns the head on from a checkpoint
+//! without it is the caller's choice: see [`Trainer::add_moves_left_head`].
 
 use crate::config::NetConfig;
 use crate::encoding::ENCODING_VERSION;
@@ -309,7 +318,10 @@ pub fn info(path: &Path) -> Result<CheckpointInfo, CheckpointError> {
 }
 
 /// Loads a checkpoint into a new [`Trainer`] on `device`. With `expected`,
-/// a different network shape is an error.
+/// a different network shape is an error. The moves-left head is not part
+/// of the comparison: the network is loaded as stored, with or without the
+/// head (inference from a checkpoint of before the head simply predicts no
+/// plies left), and [`CheckpointInfo::net`] says which.
 pub fn load(
     path: &Path,
     expected: Option<NetConfig>,
@@ -332,7 +344,7 @@ pub fn load_bytes(
         why,
     };
     if let Some(e) = expected {
-        if e != info.net {
+        if e.with_moves_left_head(false) != info.net.with_moves_left_head(false) {
             return Err(mismatch(format!(
                 "network is {} ({:?}), expected {} ({:?})",
                 info.net, info.net, e, e

@@ -24,6 +24,17 @@ pub struct NetConfig {
     pub value_channels: i64,
     /// Width of the value head's hidden fully connected layer.
     pub value_hidden: i64,
+    /// An auxiliary moves-left head (Leela Chess Zero's MLH; see
+    /// [`crate::model`]) predicting the plies to the end of the game. It has
+    /// the value head's sizes, so a preset needs no new ones. Off in every
+    /// preset; absent from the serialised config when off, so checkpoints
+    /// without the head keep the metadata they always had.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub moves_left_head: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for NetConfig {
@@ -42,6 +53,15 @@ impl NetConfig {
             policy_channels: (channels / 2).clamp(16, 64),
             value_channels: (channels / 8).clamp(4, 16),
             value_hidden: channels.saturating_mul(2).clamp(32, 256),
+            moves_left_head: false,
+        }
+    }
+
+    /// The same network with the moves-left head on or off.
+    pub fn with_moves_left_head(self, on: bool) -> NetConfig {
+        NetConfig {
+            moves_left_head: on,
+            ..self
         }
     }
 
@@ -102,10 +122,12 @@ impl NetConfig {
                 crate::encoding::POLICY_PLANES as i64,
                 1,
             );
-        f += conv(c, self.value_channels, 1);
-        f += 2.0
-            * (self.value_channels as f64 * cells * self.value_hidden as f64
-                + self.value_hidden as f64 * 3.0);
+        let value_head = conv(c, self.value_channels, 1)
+            + 2.0 * self.value_channels as f64 * cells * self.value_hidden as f64;
+        f += value_head + 2.0 * self.value_hidden as f64 * 3.0;
+        if self.moves_left_head {
+            f += value_head + 2.0 * self.value_hidden as f64;
+        }
         f
     }
 }

@@ -12,7 +12,8 @@
 //!
 //! A bounded, direct-mapped cache keyed by everything the encoding sees (the
 //! Zobrist hash, the quiet counter, the repetition flag, the variant) holds the
-//! priors over legal moves and the value; its hit rate is counted.
+//! priors over legal moves, the value and (for a network with the moves-left
+//! head) the predicted plies left; its hit rate is counted.
 
 use crate::encoding::{encode_into, move_logits, softmax_in_place, INPUT_SIZE, POLICY_SIZE};
 use crate::inference::{InferenceNet, InferenceOutput};
@@ -108,6 +109,8 @@ impl Callers {
 struct CacheEntry {
     key: u64,
     wdl: [f32; 3],
+    /// The predicted plies left, `None` without the moves-left head.
+    plies_left: Option<f32>,
     priors: Box<[f32]>,
 }
 
@@ -216,7 +219,8 @@ impl NetEvaluator {
         (shard, slot)
     }
 
-    fn lookup(&self, key: u64, priors: &mut [f32]) -> Option<Wdl> {
+    /// The cached value and plies left of `key`, its priors copied into `priors`.
+    fn lookup(&self, key: u64, priors: &mut [f32]) -> Option<(Wdl, Option<f32>)> {
         if self.slots_per_shard == 0 {
             return None;
         }
@@ -227,17 +231,20 @@ impl NetEvaluator {
             Some(e) if e.key == key && e.priors.len() == priors.len() => {
                 priors.copy_from_slice(&e.priors);
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                Some(Wdl {
-                    win: e.wdl[0],
-                    draw: e.wdl[1],
-                    loss: e.wdl[2],
-                })
+                Some((
+                    Wdl {
+                        win: e.wdl[0],
+                        draw: e.wdl[1],
+                        loss: e.wdl[2],
+                    },
+                    e.plies_left,
+                ))
             }
             _ => None,
         }
     }
 
-    fn store(&self, key: u64, priors: &[f32], wdl: [f32; 3]) {
+    fn store(&self, key: u64, priors: &[f32], wdl: [f32; 3], plies_left: Option<f32>) {
         if self.slots_per_shard == 0 {
             return;
         }
@@ -246,6 +253,7 @@ impl NetEvaluator {
         guard[slot] = Some(CacheEntry {
             key,
             wdl,
+            plies_left,
             priors: priors.into(),
         });
     }
@@ -348,6 +356,11 @@ fn inference_loop(
             let part = InferenceOutput {
                 policy: out.policy[at * POLICY_SIZE..(at + r.count) * POLICY_SIZE].to_vec(),
                 wdl: out.wdl[at * 3..(at + r.count) * 3].to_vec(),
+                plies_left: if out.plies_left.is_empty() {
+                    Vec::new()
+                } else {
+                    out.plies_left[at..at + r.count].to_vec()
+                },
             };
             at += r.count;
             let _ = r.reply.send(part);
@@ -361,7 +374,12 @@ impl Evaluator<Game> for NetEvaluator {
         for i in 0..batch.len() {
             let key = cache_key(batch.leaf(i));
             match self.lookup(key, out.priors_mut(i)) {
-                Some(wdl) => out.set_value(i, wdl),
+                Some((wdl, plies_left)) => {
+                    out.set_value(i, wdl);
+                    if let Some(p) = plies_left {
+                        out.set_plies_left(i, p);
+                    }
+                }
                 None => misses.push((i, key)),
             }
         }
@@ -400,7 +418,11 @@ impl Evaluator<Game> for NetEvaluator {
                     loss: w[2],
                 },
             );
-            self.store(key, &logits, w);
+            let plies_left = result.plies_left.get(k).copied();
+            if let Some(p) = plies_left {
+                out.set_plies_left(i, p);
+            }
+            self.store(key, &logits, w, plies_left);
         }
     }
 }

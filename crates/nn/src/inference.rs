@@ -7,7 +7,7 @@
 //! use `w' = w * s` and `b' = beta - mean * s` with `s = gamma / sqrt(var + eps)`.
 
 use crate::encoding::{INPUT_PLANES, INPUT_SIZE, POLICY_SIZE};
-use crate::model::{ConvBn, PolicyValueNet};
+use crate::model::{ConvBn, PolicyValueNet, MOVES_LEFT_SCALE};
 use tch::{Device, Kind, Tensor};
 
 /// Storage precision of the inference weights and activations; for
@@ -93,6 +93,8 @@ pub struct InferenceNet {
     value_hidden: FoldedConv,
     value_fc: (Tensor, Tensor),
     value_out: (Tensor, Tensor),
+    /// The moves-left head (1x1 convolution, hidden layer, output), if any.
+    moves_left: Option<(FoldedConv, (Tensor, Tensor), (Tensor, Tensor))>,
     kind: Kind,
     device: Device,
 }
@@ -103,6 +105,9 @@ pub struct InferenceOutput {
     pub policy: Vec<f32>,
     /// [batch * 3] win/draw/loss probabilities of the side to move.
     pub wdl: Vec<f32>,
+    /// [batch] predicted plies to the end of the game (never negative);
+    /// empty for a network without the moves-left head.
+    pub plies_left: Vec<f32>,
 }
 
 impl InferenceNet {
@@ -138,6 +143,10 @@ impl InferenceNet {
             value_hidden: fold(&net.value_hidden),
             value_fc: linear(&net.value_fc),
             value_out: linear(&net.value_out),
+            moves_left: net
+                .moves_left
+                .as_ref()
+                .map(|h| (fold(&h.hidden), linear(&h.fc), linear(&h.out))),
             kind,
             device,
         }
@@ -145,6 +154,11 @@ impl InferenceNet {
 
     pub fn device(&self) -> Device {
         self.device
+    }
+
+    /// Whether the network predicts plies left ([`InferenceOutput::plies_left`]).
+    pub fn has_moves_left_head(&self) -> bool {
+        self.moves_left.is_some()
     }
 
     /// Runs `batch` positions whose planes are concatenated in `planes`.
@@ -159,11 +173,13 @@ impl InferenceNet {
             let mut out = InferenceOutput {
                 policy: Vec::with_capacity(batch * POLICY_SIZE),
                 wdl: Vec::with_capacity(batch * 3),
+                plies_left: Vec::with_capacity(batch),
             };
             for one in planes.chunks_exact(INPUT_SIZE) {
                 let part = self.run_batch(one, 1);
                 out.policy.extend_from_slice(&part.policy);
                 out.wdl.extend_from_slice(&part.wdl);
+                out.plies_left.extend_from_slice(&part.plies_left);
             }
             return out;
         }
@@ -176,7 +192,18 @@ impl InferenceNet {
             .view([batch as i64, INPUT_PLANES as i64, 7, 7])
             .to_device(self.device)
             .to_kind(self.kind);
-        let (policy, value) = self.forward(&channels_last(&x));
+        let x = channels_last(&x);
+        let (policy, value, trunk) = self.forward_trunk(&x);
+        let plies_left = match self.moves_left_forward(&trunk) {
+            Some(m) => {
+                let plies = (m.to_kind(Kind::Float) * MOVES_LEFT_SCALE)
+                    .clamp_min(0.0)
+                    .to_device(Device::Cpu)
+                    .contiguous();
+                Vec::<f32>::try_from(plies.view([-1])).expect("float tensor")
+            }
+            None => Vec::new(),
+        };
         let policy = policy
             .to_kind(Kind::Float)
             .to_device(Device::Cpu)
@@ -189,11 +216,27 @@ impl InferenceNet {
         InferenceOutput {
             policy: Vec::<f32>::try_from(policy.view([-1])).expect("float tensor"),
             wdl: Vec::<f32>::try_from(wdl.view([-1])).expect("float tensor"),
+            plies_left,
         }
     }
 
     /// Tensor-level forward: (segment logits [B, POLICY_SIZE], value logits [B, 3]).
     pub fn forward(&self, x: &Tensor) -> (Tensor, Tensor) {
+        let (policy, value, _) = self.forward_trunk(x);
+        (policy, value)
+    }
+
+    /// [B] plies left / [`MOVES_LEFT_SCALE`] from the tower's output, for a
+    /// network with the moves-left head.
+    fn moves_left_forward(&self, trunk: &Tensor) -> Option<Tensor> {
+        let (hidden, fc, out) = self.moves_left.as_ref()?;
+        let m = hidden.forward(trunk).relu().flatten(1, -1);
+        let m = m.linear(&fc.0, Some(&fc.1)).relu();
+        Some(m.linear(&out.0, Some(&out.1)).reshape([-1]))
+    }
+
+    /// Policy logits, value logits and the tower's output (for further heads).
+    fn forward_trunk(&self, x: &Tensor) -> (Tensor, Tensor, Tensor) {
         let mut x = self.input.forward(x).relu();
         for (a, b) in &self.tower {
             let y = a.forward(&x).relu();
@@ -206,7 +249,7 @@ impl InferenceNet {
         let v = self.value_hidden.forward(&x).relu().flatten(1, -1);
         let v = v.linear(&self.value_fc.0, Some(&self.value_fc.1)).relu();
         let value = v.linear(&self.value_out.0, Some(&self.value_out.1));
-        (policy, value)
+        (policy, value, x)
     }
 }
 

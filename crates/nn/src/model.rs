@@ -2,11 +2,24 @@
 //! AlphaZero-style policy head (segment logits, see [`crate::encoding`]) and a
 //! win/draw/loss value head. Built from an `nn::Path` with named sub-paths so
 //! checkpoint tensor names read like `tower.3.conv2.weight`.
+//!
+//! Optionally ([`NetConfig::moves_left_head`]) a moves-left head, the
+//! auxiliary head of Leela Chess Zero (MLH, 2020; KataGo's search adds
+//! auxiliary predictions to its utility the same way): a 1x1 convolution,
+//! a hidden fully connected layer and one linear output predicting the plies
+//! from the position to the end of the game, divided by
+//! [`MOVES_LEFT_SCALE`] so that the target is of order one like the other
+//! heads' (see [`crate::train`] for its loss, [`crate::inference`] for how
+//! the prediction is read back in plies).
 
 use crate::config::NetConfig;
 use crate::encoding::{GRID, INPUT_PLANES, POLICY_PLANES, POLICY_SIZE};
 use tch::nn::{self, ModuleT};
 use tch::Tensor;
+
+/// The moves-left head predicts plies left divided by this: games last tens
+/// to a few hundred plies, so the target is of order one.
+pub const MOVES_LEFT_SCALE: f64 = 100.0;
 
 /// Convolution without bias followed by batch norm: the bias would be
 /// cancelled by the norm's mean, and the pair folds into one biased
@@ -51,6 +64,57 @@ pub struct PolicyValueNet {
     pub value_hidden: ConvBn,
     pub value_fc: nn::Linear,
     pub value_out: nn::Linear,
+    /// The moves-left head, when the config asks for one.
+    pub moves_left: Option<MovesLeftHead>,
+}
+
+/// 1x1 convolution (with batch norm) -> fully connected -> one output: the
+/// value head's shape with a single output.
+#[derive(Debug)]
+pub struct MovesLeftHead {
+    pub hidden: ConvBn,
+    pub fc: nn::Linear,
+    pub out: nn::Linear,
+}
+
+impl MovesLeftHead {
+    /// Builds the head under `p / "moves_left"` (so its tensors are named
+    /// `moves_left.*`), with the value head's sizes.
+    pub fn new(p: &nn::Path, config: &NetConfig) -> MovesLeftHead {
+        let p = p / "moves_left";
+        MovesLeftHead {
+            hidden: ConvBn::new(&p / "hidden", config.channels, config.value_channels, 1),
+            fc: nn::linear(
+                &p / "fc",
+                config.value_channels * GRID as i64,
+                config.value_hidden,
+                Default::default(),
+            ),
+            out: nn::linear(&p / "out", config.value_hidden, 1, Default::default()),
+        }
+    }
+
+    /// Trunk features -> [B] predicted plies left / [`MOVES_LEFT_SCALE`].
+    pub fn forward_t(&self, trunk: &Tensor, train: bool) -> Tensor {
+        self.hidden
+            .forward_t(trunk, train)
+            .relu()
+            .flatten(1, -1)
+            .apply(&self.fc)
+            .relu()
+            .apply(&self.out)
+            .reshape([-1])
+    }
+}
+
+/// Every head's output for a batch.
+pub struct HeadOutputs {
+    /// [B, POLICY_SIZE] segment logits.
+    pub policy: Tensor,
+    /// [B, 3] win/draw/loss logits for the side to move.
+    pub value: Tensor,
+    /// [B] predicted plies left / [`MOVES_LEFT_SCALE`], when the net has the head.
+    pub moves_left: Option<Tensor>,
 }
 
 impl PolicyValueNet {
@@ -90,12 +154,21 @@ impl PolicyValueNet {
                 3,
                 Default::default(),
             ),
+            moves_left: config
+                .moves_left_head
+                .then(|| MovesLeftHead::new(p, &config)),
         }
     }
 
     /// `xs`: [B, INPUT_PLANES, 7, 7]. Returns (segment logits [B, POLICY_SIZE],
     /// value logits [B, 3] for win/draw/loss of the side to move).
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let heads = self.forward_heads_t(xs, train);
+        (heads.policy, heads.value)
+    }
+
+    /// Every head, the moves-left one included when present.
+    pub fn forward_heads_t(&self, xs: &Tensor, train: bool) -> HeadOutputs {
         let mut x = self.input.forward_t(xs, train).relu();
         for block in &self.tower {
             let y = block.first.forward_t(&x, train).relu();
@@ -115,7 +188,12 @@ impl PolicyValueNet {
             .apply(&self.value_fc)
             .relu()
             .apply(&self.value_out);
-        (policy, value)
+        let moves_left = self.moves_left.as_ref().map(|h| h.forward_t(&x, train));
+        HeadOutputs {
+            policy,
+            value,
+            moves_left,
+        }
     }
 }
 

@@ -1,13 +1,16 @@
 //! The training step: policy cross-entropy + value cross-entropy + L2 (as in
 //! AlphaZero, Silver et al. 2018: l = -pi^T log p + CE(z, v) + c ||theta||^2),
-//! with SGD+Nesterov momentum or Adam, a learning-rate schedule, and gradient
+//! plus, for a network with a moves-left head, `moves_left_weight` times its
+//! Huber loss (delta [`MOVES_LEFT_HUBER_DELTA`]) against plies left /
+//! [`crate::model::MOVES_LEFT_SCALE`], averaged over the samples whose end
+//! is known (the others do not train the head), with SGD+Nesterov momentum or Adam, a learning-rate schedule, and gradient
 //! clipping by global norm. The optimizer is written here over the var store's
 //! tensors (a few lines each) so that its state can be saved in checkpoints.
 
 use crate::autocast::with_bf16_autocast;
 use crate::config::NetConfig;
 use crate::inference::Precision;
-use crate::model::PolicyValueNet;
+use crate::model::{HeadOutputs, MovesLeftHead, PolicyValueNet};
 use crate::sample::Batch;
 use serde::{Deserialize, Serialize};
 use tch::{nn, Device, Kind, Tensor};
@@ -52,6 +55,11 @@ pub struct TrainConfig {
     pub l2: f64,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f64,
+    /// Weight of the moves-left head's loss (0: the head, if any, is not
+    /// trained). Absent from the serialised config when 0, so checkpoints
+    /// of runs without the head keep the metadata they always had.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moves_left_weight: f64,
     /// Clip the global gradient norm to this (0: no clipping).
     pub grad_clip: f64,
     /// Linear warm-up steps.
@@ -64,6 +72,16 @@ pub struct TrainConfig {
     pub precision: Precision,
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// Huber delta of the moves-left loss, in units of
+/// [`crate::model::MOVES_LEFT_SCALE`] plies (50 plies): squared error for
+/// the usual misses, linear beyond, so the few very long games (drawn at
+/// hundreds of plies) do not dominate the head's gradient.
+pub const MOVES_LEFT_HUBER_DELTA: f64 = 0.5;
+
 impl Default for TrainConfig {
     fn default() -> TrainConfig {
         TrainConfig {
@@ -73,6 +91,7 @@ impl Default for TrainConfig {
             beta2: 0.999,
             l2: 1e-4,
             value_weight: 1.0,
+            moves_left_weight: 0.0,
             grad_clip: 5.0,
             warmup_steps: 50,
             schedule: LrSchedule::Constant,
@@ -109,6 +128,8 @@ impl TrainConfig {
 pub struct Losses {
     pub policy: f64,
     pub value: f64,
+    /// The moves-left head's loss, unweighted (0 without the head).
+    pub moves_left: f64,
     pub l2: f64,
     pub total: f64,
     /// Global gradient norm before clipping.
@@ -124,9 +145,20 @@ pub struct Losses {
 pub struct NonFiniteLoss {
     /// The step that was refused (the trainer's step count plus one).
     pub step: u64,
-    /// `policy loss`, `value loss`, `l2 loss`, `total loss` or `gradient norm`.
+    /// `policy loss`, `value loss`, `moves-left loss`, `l2 loss`, `total
+    /// loss` or `gradient norm`.
     pub what: &'static str,
     pub value: f64,
+}
+
+/// The loss terms of one batch, as tensors (means over the batch).
+pub struct LossTerms {
+    pub policy: Tensor,
+    pub value: Tensor,
+    /// The moves-left head's loss, unweighted; `None` without the head.
+    pub moves_left: Option<Tensor>,
+    /// The L2 term, already times `l2`.
+    pub l2: Tensor,
 }
 
 /// A network with its optimizer state.
@@ -190,31 +222,83 @@ impl Trainer {
         vars
     }
 
-    /// Loss terms for a batch without updating anything.
+    /// Loss terms for a batch without updating anything: (policy, value, l2).
     pub fn losses(&self, batch: &Batch, train: bool) -> (Tensor, Tensor, Tensor) {
-        let (policy_logits, value_logits) = match self.config.precision {
-            Precision::F32 => self.net.forward_t(&batch.planes, train),
+        let t = self.loss_terms(batch, train);
+        (t.policy, t.value, t.l2)
+    }
+
+    /// Every loss term for a batch; `moves_left` only for a network with the head.
+    pub fn loss_terms(&self, batch: &Batch, train: bool) -> LossTerms {
+        let heads = match self.config.precision {
+            Precision::F32 => self.net.forward_heads_t(&batch.planes, train),
             Precision::Bf16 => {
-                let (p, v) =
-                    with_bf16_autocast(self.device(), || self.net.forward_t(&batch.planes, train));
-                (p.to_kind(Kind::Float), v.to_kind(Kind::Float))
+                let h = with_bf16_autocast(self.device(), || {
+                    self.net.forward_heads_t(&batch.planes, train)
+                });
+                HeadOutputs {
+                    policy: h.policy.to_kind(Kind::Float),
+                    value: h.value.to_kind(Kind::Float),
+                    moves_left: h.moves_left.map(|m| m.to_kind(Kind::Float)),
+                }
             }
         };
-        let logp = batch.move_log_probs(&policy_logits);
+        let logp = batch.move_log_probs(&heads.policy);
         let policy_loss = -(&batch.policy * logp)
             .sum_dim_intlist(1, false, Kind::Float)
             .mean(Kind::Float);
-        let value_logp = value_logits.log_softmax(1, Kind::Float);
+        let value_logp = heads.value.log_softmax(1, Kind::Float);
         let value_loss = -(&batch.wdl * value_logp)
             .sum_dim_intlist(1, false, Kind::Float)
             .mean(Kind::Float);
+        let moves_left = heads.moves_left.map(|predicted| {
+            let per_sample = predicted.huber_loss(
+                &batch.moves_left,
+                tch::Reduction::None,
+                MOVES_LEFT_HUBER_DELTA,
+            );
+            let known = batch.moves_left_mask.sum(Kind::Float).clamp_min(1.0);
+            (per_sample * &batch.moves_left_mask).sum(Kind::Float) / known
+        });
         let mut l2 = Tensor::zeros([], (Kind::Float, self.device()));
         for (name, t) in self.named_trainables() {
             if name.ends_with(".weight") && t.dim() > 1 {
                 l2 += t.pow_tensor_scalar(2).sum(Kind::Float);
             }
         }
-        (policy_loss, value_loss, l2 * self.config.l2)
+        LossTerms {
+            policy: policy_loss,
+            value: value_loss,
+            moves_left,
+            l2: l2 * self.config.l2,
+        }
+    }
+
+    /// Adds a freshly initialised moves-left head (seeded by `seed`) to a
+    /// network without one, with zero optimizer moments for its weights;
+    /// every other weight and moment is kept. This is how a run whose config
+    /// turns the head on resumes from a checkpoint that lacks it.
+    pub fn add_moves_left_head(&mut self, seed: u64) {
+        if self.net.moves_left.is_some() {
+            return;
+        }
+        tch::manual_seed(seed as i64);
+        let config = self.net.config.with_moves_left_head(true);
+        self.net.moves_left = Some(MovesLeftHead::new(&self.vs.root(), &config));
+        self.net.config = config;
+        let mut old: std::collections::HashMap<String, (Tensor, Tensor)> = self
+            .moments
+            .drain(..)
+            .map(|(n, m, v)| (n, (m, v)))
+            .collect();
+        self.moments = self
+            .named_trainables()
+            .into_iter()
+            .map(|(n, t)| match old.remove(&n) {
+                Some((m, v)) => (n, m, v),
+                None => (n, t.zeros_like(), t.zeros_like()),
+            })
+            .collect();
     }
 
     /// One optimisation step on `batch`. A step whose loss or gradient norm
@@ -224,8 +308,12 @@ impl Trainer {
     /// pass has already updated the batch-norm running statistics, though,
     /// so a trainer that returned this error must not be saved.
     pub fn train_step(&mut self, batch: &Batch) -> Result<Losses, NonFiniteLoss> {
-        let (policy_loss, value_loss, l2) = self.losses(batch, true);
-        let total = &policy_loss + &value_loss * self.config.value_weight + &l2;
+        let terms = self.loss_terms(batch, true);
+        let (policy_loss, value_loss, l2) = (&terms.policy, &terms.value, &terms.l2);
+        let mut total = policy_loss + value_loss * self.config.value_weight + l2;
+        if let Some(m) = &terms.moves_left {
+            total += m * self.config.moves_left_weight;
+        }
         let vars = self.named_trainables();
         for (_, t) in &vars {
             let mut g = t.grad();
@@ -248,6 +336,10 @@ impl Trainer {
         let losses = Losses {
             policy: policy_loss.double_value(&[]),
             value: value_loss.double_value(&[]),
+            moves_left: terms
+                .moves_left
+                .as_ref()
+                .map_or(0.0, |m| m.double_value(&[])),
             l2: l2.double_value(&[]),
             total: total.double_value(&[]),
             grad_norm,
@@ -256,6 +348,7 @@ impl Trainer {
         let terms = [
             ("policy loss", losses.policy),
             ("value loss", losses.value),
+            ("moves-left loss", losses.moves_left),
             ("l2 loss", losses.l2),
             ("total loss", losses.total),
             ("gradient norm", losses.grad_norm),

@@ -55,7 +55,7 @@ pub fn expert_jobs(
 /// position after its random opening, with the move played as a one-hot
 /// policy target and the result for the side to move as the value target
 /// (also stored as the "search value", so `search_value_mix` leaves them
-/// unchanged). The outcome comes from replaying the moves, not from the row's
+/// unchanged), and the plies to the game's end as the moves-left target. The outcome comes from replaying the moves, not from the row's
 /// text, so a record whose moves do not end the game is refused.
 pub fn samples_from_game(
     row: &GameRow,
@@ -82,6 +82,7 @@ pub fn samples_from_game(
                     repetitions: game.repetitions().min(255) as u8,
                     policy,
                     wdl: [0.0; 3],
+                    plies_left: None,
                 },
                 search_wdl: [0.0; 3],
             });
@@ -92,9 +93,13 @@ pub fn samples_from_game(
     let outcome = game
         .outcome()
         .ok_or_else(|| format!("{}: its moves do not end the game", where_()))?;
-    for s in &mut out {
+    // The samples are consecutive positions up to the end, which the rules
+    // reached: the last has one ply left, each earlier one more.
+    let count = out.len();
+    for (k, s) in out.iter_mut().enumerate() {
         s.sample.wdl = wdl_for(outcome.winner, s.sample.position.side());
         s.search_wdl = s.sample.wdl;
+        s.sample.plies_left = u16::try_from(count - k).ok();
     }
     Ok((outcome, out))
 }

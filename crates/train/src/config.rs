@@ -84,6 +84,11 @@ pub struct NetworkSection {
     pub max_batch: usize,
     /// Evaluation cache entries per inference server.
     pub cache_entries: usize,
+    /// Give the network a moves-left head (predicting the plies to the end
+    /// of the game; needs `train.moves_left_weight` > 0 to train it). A run
+    /// resumed with this on from a checkpoint without the head adds a
+    /// freshly initialised one when it next trains (and says so in its log).
+    pub moves_left_head: bool,
 }
 
 impl Default for NetworkSection {
@@ -93,6 +98,7 @@ impl Default for NetworkSection {
             precision: "f32".into(),
             max_batch: 256,
             cache_entries: 1 << 18,
+            moves_left_head: false,
         }
     }
 }
@@ -174,6 +180,12 @@ pub struct SearchSection {
     pub temperature_plies: u32,
     /// Leaves gathered from one tree per network call (virtual loss).
     pub leaves_per_tree: u32,
+    /// Moves-left utility in self-play and evaluation searches (0: off; at
+    /// most 1, useful around 0.05): a clearly winning side prefers lines
+    /// that end sooner, a losing one lines that last longer (see
+    /// `halatafl_mcts::search`). Needs `network.moves_left_head`; searches
+    /// with a checkpoint that lacks the head play without it.
+    pub moves_left_utility: f32,
 }
 
 impl Default for SearchSection {
@@ -191,6 +203,7 @@ impl Default for SearchSection {
             temperature: 1.0,
             temperature_plies: 16,
             leaves_per_tree: 1,
+            moves_left_utility: 0.0,
         }
     }
 }
@@ -289,6 +302,9 @@ pub struct TrainSection {
     /// autocast, weights and losses in fp32. For GPUs and CPUs with AMX or
     /// AVX-512 BF16; `halatafl bench-net` shows whether it pays.
     pub precision: String,
+    /// Weight of the moves-left head's loss against the policy loss (0:
+    /// off; needs `network.moves_left_head`, which in turn needs it > 0).
+    pub moves_left_weight: f64,
 }
 
 impl Default for TrainSection {
@@ -307,6 +323,7 @@ impl Default for TrainSection {
             schedule: "constant".into(),
             min_lr: 1e-4,
             precision: "f32".into(),
+            moves_left_weight: t.moves_left_weight,
         }
     }
 }
@@ -523,7 +540,9 @@ impl RunConfig {
 
     pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
         let text = &self.network.preset;
-        NetConfig::parse_preset(text).map_err(|e| bad("network.preset", quoted(text), e))
+        NetConfig::parse_preset(text)
+            .map(|c| c.with_moves_left_head(self.network.moves_left_head))
+            .map_err(|e| bad("network.preset", quoted(text), e))
     }
 
     pub fn train_config(&self) -> Result<TrainConfig, ConfigError> {
@@ -570,6 +589,7 @@ impl RunConfig {
             grad_clip: t.grad_clip,
             warmup_steps: t.warmup_steps,
             schedule,
+            moves_left_weight: t.moves_left_weight,
             ..TrainConfig::default()
         })
     }
@@ -601,6 +621,14 @@ impl RunConfig {
             n.cache_entries,
             0..=MAX_CACHE_ENTRIES,
         )?;
+        // A head that is never trained would steer the search with noise.
+        if n.moves_left_head && !(self.train.moves_left_weight > 0.0) {
+            return Err(bad(
+                "network.moves_left_head",
+                n.moves_left_head,
+                "needs train.moves_left_weight > 0 (an untrained head predicts nothing)",
+            ));
+        }
 
         let b = &self.bootstrap;
         count("bootstrap.games", b.games, 0..=MAX_GAMES)?;
@@ -663,6 +691,18 @@ impl RunConfig {
             s.leaves_per_tree,
             1..=MAX_LEAVES_PER_TREE,
         )?;
+        real(
+            "search.moves_left_utility",
+            s.moves_left_utility,
+            closed(0.0, halatafl_nn::agent::MAX_MOVES_LEFT_UTILITY as f64),
+        )?;
+        if s.moves_left_utility > 0.0 && !n.moves_left_head {
+            return Err(bad(
+                "search.moves_left_utility",
+                s.moves_left_utility,
+                "needs a network with a moves-left head: set network.moves_left_head = true",
+            ));
+        }
 
         let p = &self.selfplay;
         count("selfplay.games", p.games, 1..=MAX_GAMES)?;
@@ -741,6 +781,18 @@ impl RunConfig {
             10.0
         };
         real("train.min_lr", t.min_lr, closed(0.0, min_lr_high))?;
+        real(
+            "train.moves_left_weight",
+            t.moves_left_weight,
+            closed(0.0, 100.0),
+        )?;
+        if t.moves_left_weight > 0.0 && !n.moves_left_head {
+            return Err(bad(
+                "train.moves_left_weight",
+                t.moves_left_weight,
+                "must be 0 without a moves-left head: set network.moves_left_head = true",
+            ));
+        }
 
         let e = &self.eval;
         count("eval.every", e.every, 1..=MAX_GENERATIONS)?;
@@ -837,6 +889,7 @@ mod tests {
         ("network.precision", "\"f16\""),
         ("network.max_batch", "0"),
         ("network.cache_entries", "1000000000"),
+        ("network.moves_left_head", "true"),
         ("bootstrap.games", "100000000"),
         ("bootstrap.agent", "\"net:ckpt=x\"\ngames = 5"),
         ("bootstrap.agent", "\" \"\ngames = 5"),
@@ -860,6 +913,10 @@ mod tests {
         ("search.temperature", "-1.0"),
         ("search.temperature", "inf"),
         ("search.leaves_per_tree", "0"),
+        ("search.moves_left_utility", "-0.1"),
+        ("search.moves_left_utility", "2.0"),
+        ("search.moves_left_utility", "nan"),
+        ("search.moves_left_utility", "0.05"),
         ("selfplay.games", "0"),
         ("selfplay.concurrent_games", "0"),
         ("selfplay.max_plies", "0"),
@@ -887,6 +944,9 @@ mod tests {
         ("train.schedule", "\"linear\""),
         ("train.min_lr", "-0.001"),
         ("train.precision", "\"f16\""),
+        ("train.moves_left_weight", "-0.5"),
+        ("train.moves_left_weight", "nan"),
+        ("train.moves_left_weight", "0.5"),
         ("train.min_lr", "0.5\nschedule = \"cosine\""),
         ("eval.every", "0"),
         ("eval.games", "0"),

@@ -16,16 +16,29 @@ use crate::rows::{append_rows, read_csv_rows, replace_generation_rows, EvalRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use halatafl_agent::{Agent, AgentSpec, SpecError};
 use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary};
-use halatafl_nn::NetRegistry;
+use halatafl_nn::{checkpoint, NetRegistry};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 impl Run {
-    /// The trained agent's spec for generation `g`.
+    /// The trained agent's spec for generation `g`. With
+    /// `search.moves_left_utility` > 0 it searches with the utility, if the
+    /// checkpoint has the head (a run resumed with the head on evaluates
+    /// its last checkpoint without one as before); otherwise the spec is
+    /// what it always was.
     pub fn agent_spec(&self, generation: u32) -> String {
+        let path = self.checkpoint(generation);
+        let utility = self.config.search.moves_left_utility;
+        let moves_left = if utility > 0.0
+            && checkpoint::info(&path).is_ok_and(|info| info.net.moves_left_head)
+        {
+            format!(",moves_left={utility}")
+        } else {
+            String::new()
+        };
         format!(
-            "net:ckpt={},sims={},batch={}",
-            self.checkpoint(generation).display(),
+            "net:ckpt={},sims={},batch={}{moves_left}",
+            path.display(),
             self.config.eval.simulations,
             self.config.eval.leaves_per_tree
         )

@@ -139,6 +139,33 @@ impl Run {
             )?
             .0
         };
+        // The moves-left head: a config that turns it on adds it to a
+        // checkpoint of before (how a run is resumed with it); one that turns
+        // it off is refused rather than silently dropping trained weights.
+        match (
+            cfg.network.moves_left_head,
+            trainer.net.moves_left.is_some(),
+        ) {
+            (true, false) => {
+                trainer.add_moves_left_head(self.stage_seed(generation, Stage::Train));
+                self.log(&format!(
+                    "generation {generation}: checkpoint {} has no moves-left head; \
+                     training adds a freshly initialised one (network.moves_left_head = true)",
+                    self.checkpoint(generation - 1).display()
+                ));
+            }
+            (false, true) => {
+                return Err(TrainError::Stage {
+                    generation,
+                    why: format!(
+                        "checkpoint {} has a moves-left head but network.moves_left_head = false: \
+                         set it to true (with train.moves_left_weight > 0) to go on training it",
+                        self.checkpoint(generation - 1).display()
+                    ),
+                });
+            }
+            _ => {}
+        }
         // The schedule and optimizer settings come from this run's config.
         trainer.config = cfg.train_config()?;
         let window = self.window(generation)?;
@@ -163,6 +190,10 @@ impl Run {
         let pb = bar(steps, &format!("train {generation}"));
         let mut rows = Vec::new();
         let mut acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0u64);
+        // The moves-left loss since the last row (train.csv has no column
+        // for it, so that runs from before the head keep their files).
+        let mut moves_left_loss = 0.0;
+        let mut last_moves_left_loss = 0.0;
         let mut timer = Instant::now();
         for step in 0..steps {
             let drawn: Vec<Sample> = (0..cfg.train.batch_size)
@@ -208,6 +239,7 @@ impl Run {
                 acc.4 + l.grad_norm,
                 acc.5 + 1,
             );
+            moves_left_loss += l.moves_left;
             pb.inc(1);
             pb.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
             if (step + 1) % cfg.train.log_every == 0 || step + 1 == steps {
@@ -226,20 +258,28 @@ impl Run {
                     window_samples: window.len(),
                 });
                 acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0);
+                last_moves_left_loss = moves_left_loss / n;
+                moves_left_loss = 0.0;
                 timer = Instant::now();
             }
         }
         pb.finish_and_clear();
         let log_line = rows.last().map(|r| {
             format!(
-                "generation {generation} training: {steps} steps on {} samples{}, policy loss {:.3}, value loss {:.3}, {:.0} samples/s",
+                "generation {generation} training: {steps} steps on {} samples{}, policy loss {:.3}, value loss {:.3}{}, {:.0} samples/s",
                 r.window_samples,
                 if expert.is_empty() {
                     String::new()
                 } else {
                     format!(" ({:.0}% of each batch from {} expert samples)", 100.0 * expert_fraction, expert.len())
                 },
-                r.policy_loss, r.value_loss, r.samples_per_second
+                r.policy_loss, r.value_loss,
+                if trainer.net.moves_left.is_some() {
+                    format!(", moves-left loss {last_moves_left_loss:.4}")
+                } else {
+                    String::new()
+                },
+                r.samples_per_second
             )
         });
         Ok(TrainedGeneration {

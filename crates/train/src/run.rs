@@ -683,6 +683,78 @@ mod tests {
         std::fs::remove_dir_all(&run.dir).ok();
     }
 
+    /// `n` consecutive positions of a game from the start, as stored samples
+    /// with plies left counting down to 1.
+    fn counted_samples(n: usize) -> Vec<StoredSample> {
+        let mut game = Game::start_of(Variant::two_foxes());
+        let mut samples = Vec::new();
+        for i in 0..n {
+            let moves = game.position().legal_moves();
+            samples.push(StoredSample {
+                sample: Sample {
+                    position: *game.position(),
+                    repetitions: 1,
+                    policy: vec![1.0 / moves.len() as f32; moves.len()],
+                    wdl: [0.0, 1.0, 0.0],
+                    plies_left: Some((n - i) as u16),
+                },
+                search_wdl: [0.0, 1.0, 0.0],
+            });
+            game.play_unchecked(moves[0]);
+        }
+        samples
+    }
+
+    #[test]
+    fn turning_the_moves_left_head_on_adds_a_fresh_one_and_turning_it_off_is_refused() {
+        let mut run = scratch_run("movesleft");
+        // Generation 0 without the head, as every run before it had.
+        let trainer = run.initial_trainer(tch::Device::Cpu).unwrap();
+        assert!(trainer.net.moves_left.is_none());
+        checkpoint::save(&trainer, &run.checkpoint(0), &Default::default()).unwrap();
+        std::fs::create_dir_all(run.shard_dir(1)).unwrap();
+        write_shard(
+            &run.shard_dir(1).join("w00_0000.shard"),
+            &counted_samples(12),
+            1,
+            1,
+            None,
+        )
+        .unwrap();
+        // Resumed with the head on: generation 1 trains a fresh one, says so.
+        run.config.network.moves_left_head = true;
+        run.config.train.moves_left_weight = 0.5;
+        run.config.validate().unwrap();
+        run.train_stage(1).unwrap();
+        let info = checkpoint::info(&run.checkpoint(1)).unwrap();
+        assert!(info.net.moves_left_head);
+        assert_eq!(info.train.moves_left_weight, 0.5);
+        let log = std::fs::read_to_string(run.dir.join("log.txt")).unwrap();
+        assert!(
+            log.contains("gen_0000.safetensors has no moves-left head")
+                && log.contains("freshly initialised"),
+            "{log}"
+        );
+        assert!(log.contains("moves-left loss"), "{log}");
+        // Its trained agent searches with the utility; the one before, without the head, cannot.
+        run.config.search.moves_left_utility = 0.05;
+        assert!(
+            run.agent_spec(1).ends_with(",moves_left=0.05"),
+            "{}",
+            run.agent_spec(1)
+        );
+        assert!(!run.agent_spec(0).contains("moves_left"));
+        // Turned off again: refused, not dropped.
+        run.config.network.moves_left_head = false;
+        run.config.train.moves_left_weight = 0.0;
+        let err = run.train_generation(2).err().expect("refused").to_string();
+        assert!(
+            err.contains("has a moves-left head but network.moves_left_head = false"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&run.dir).ok();
+    }
+
     #[test]
     fn a_non_finite_loss_stops_training_before_anything_is_written() {
         let run = scratch_run("nanloss");
@@ -710,6 +782,7 @@ mod tests {
                     repetitions: 1,
                     policy: vec![1.0 / moves.len() as f32; moves.len()],
                     wdl: [0.0, 1.0, 0.0],
+                    plies_left: None,
                 },
                 search_wdl: [0.0, 1.0, 0.0],
             });

@@ -5,6 +5,15 @@
 //! fast one; and resignation with a measured false-resign rate: a share of the
 //! games that would resign are played out, and a resignation counts as false
 //! when the resigning side then does not lose.
+//!
+//! Each sample's `plies_left` (the moves-left head's target) is the plies
+//! from its position to the game's end: 1 for the last position before the
+//! end, one more for each earlier one. Only games the rules ended have it:
+//! in a resigned game the end is where a player gave up, not where the game
+//! would have ended, and a game cut at `max_plies` ends where the cut falls,
+//! which nothing in the position shows (the input has no ply count); such
+//! games' samples get `None` and do not train the head (their policy and
+//! value targets are used as always).
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
@@ -113,6 +122,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         temperature_plies: s.temperature_plies,
         final_temperature: 0.0,
         reuse_tree: true,
+        moves_left_utility: s.moves_left_utility,
         ..MctsConfig::default()
     }
 }
@@ -318,6 +328,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     repetitions: game.repetitions().min(255) as u8,
                     policy: result.policy.clone(),
                     wdl: [0.0; 3],
+                    plies_left: None,
                 };
                 let v: Wdl = result.value;
                 slot.pending
@@ -359,9 +370,12 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     searches.swap_remove(i);
                     let samples = slot.pending.len();
                     let half_life = cfg.selfplay.result_half_life;
+                    let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
                     for (mut sample, search_wdl, side, ply) in slot.pending {
                         let to_end = (plies as u32).saturating_sub(ply);
                         sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
+                        sample.plies_left =
+                            ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
                         shard.push(StoredSample { sample, search_wdl });
                     }
                     shard_games += 1;
@@ -414,6 +428,17 @@ mod tests {
         starts: &[Position],
         games: usize,
     ) -> (SelfPlayStats, Vec<StoredSample>) {
+        let (stats, samples, _) = play_recording(config, starts, games);
+        (stats, samples)
+    }
+
+    /// [`play`], with the finished games in the order they finished.
+    fn play_recording(
+        config: &RunConfig,
+        starts: &[Position],
+        games: usize,
+    ) -> (SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>) {
+        let finished = Mutex::new(Vec::new());
         let samples = Mutex::new(Vec::new());
         let write = |piece: ShardPiece| -> Result<(), TrainError> {
             samples.lock().unwrap().extend_from_slice(piece.samples);
@@ -429,10 +454,14 @@ mod tests {
             games,
             starts,
             write_shard: &write,
-            on_game: &|_: &FinishedGame| {},
+            on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
         };
         let stats = run_generation(&job).unwrap();
-        (stats, samples.into_inner().unwrap())
+        (
+            stats,
+            samples.into_inner().unwrap(),
+            finished.into_inner().unwrap(),
+        )
     }
 
     fn short_games() -> RunConfig {
@@ -482,6 +511,49 @@ mod tests {
         assert!(samples.iter().all(|s| s.sample.position != late));
         let (_, without_starts) = play(&config, &[], 10);
         assert_eq!(samples, without_starts);
+    }
+
+    #[test]
+    fn plies_left_count_down_to_one_at_the_end_of_games_the_rules_ended() {
+        // Long enough for games to end by the rules; every position is a sample.
+        let mut config = short_games();
+        config.selfplay.max_plies = 300;
+        config.selfplay.concurrent_games = 2;
+        let (_, samples, finished) = play_recording(&config, &[], 3);
+        // One worker: each game's samples are stored together, in the order
+        // the games finished, from the game's first position to its last.
+        let mut at = 0;
+        let mut by_rules = 0;
+        for g in &finished {
+            let game = &samples[at..at + g.samples];
+            at += g.samples;
+            assert_eq!(g.samples, g.plies, "every position is a sample");
+            let plies: Vec<Option<u16>> = game.iter().map(|s| s.sample.plies_left).collect();
+            if g.reason == "max-plies" {
+                assert!(plies.iter().all(Option::is_none), "{plies:?}");
+            } else {
+                by_rules += 1;
+                let want: Vec<Option<u16>> = (1..=g.plies as u16).rev().map(Some).collect();
+                assert_eq!(plies, want, "game {} ended by {}", g.index, g.reason);
+            }
+        }
+        assert_eq!(at, samples.len());
+        assert!(by_rules > 0, "no game ended by the rules: {finished:?}");
+
+        // A game cut at max_plies has no plies left on any sample, and one
+        // that ends at its first move has 1.
+        let late = Position::from_fen(
+            "F../.../...F.../...G.../GGG.GG./GGG/... f 0",
+            Variant::two_foxes(),
+        )
+        .unwrap();
+        let mut config = short_games();
+        config.selfplay.start_position_fraction = 1.0;
+        let (_, samples, _) = play_recording(&config, &[late], 2);
+        assert!(samples.iter().all(|s| s.sample.plies_left == Some(1)));
+        let (_, samples, finished) = play_recording(&short_games(), &[], 2);
+        assert!(finished.iter().all(|g| g.reason == "max-plies"));
+        assert!(samples.iter().all(|s| s.sample.plies_left.is_none()));
     }
 
     #[test]

@@ -6,9 +6,15 @@
 //! - `count` records of [`RECORD_FIXED`] bytes plus 2 bytes per legal move:
 //!   foxes u64, geese u64, side u8, quiet u16, repetitions u8, variant (kind,
 //!   corner links, geese, sideways: 4 x u8), number of legal moves u16,
-//!   result WDL 3 x f32, search WDL 3 x f32, then the policy target over the
-//!   legal moves in `Position::legal_moves` order, each as u16 / 65535;
+//!   result WDL 3 x f32, search WDL 3 x f32, plies left u16 (0: unknown; see
+//!   `Sample::plies_left`), then the policy target over the legal moves in
+//!   `Position::legal_moves` order, each as u16 / 65535;
 //! - CRC-32 of everything before it.
+//!
+//! Versions: 2 (written now) added the plies left. Version 1 shards, whose
+//! records lack it, still load, with no plies left on any sample, so runs
+//! begun before it resume (their old samples do not train a moves-left
+//! head); any other version is refused.
 //!
 //! Shards are written to a hidden temporary name and renamed, so a reader
 //! never sees a partial one; a damaged file fails its CRC and is refused with
@@ -22,8 +28,11 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub const MAGIC: &[u8; 8] = b"HTFLSHD1";
-pub const SHARD_VERSION: u32 = 1;
-const RECORD_FIXED: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12;
+pub const SHARD_VERSION: u32 = 2;
+/// The version before the plies left, still read.
+pub const SHARD_VERSION_WITHOUT_PLIES_LEFT: u32 = 1;
+/// Fixed bytes of a version 2 record (a version 1 record lacks the last 2).
+const RECORD_FIXED: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12 + 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,6 +142,7 @@ pub fn encode_shard(
         for v in s.sample.wdl.iter().chain(s.search_wdl.iter()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
+        out.extend_from_slice(&s.sample.plies_left.unwrap_or(0).to_le_bytes());
         for &q in &s.sample.policy {
             out.extend_from_slice(&((q.clamp(0.0, 1.0) * 65535.0).round() as u16).to_le_bytes());
         }
@@ -209,9 +219,10 @@ fn decode_header<'a>(
         .ok_or_else(|| bad("header runs past the end".into()))?;
     let header: ShardHeader = serde_json::from_slice(&body[12..header_end])
         .map_err(|e| bad(format!("bad header: {e}")))?;
-    if header.version != SHARD_VERSION {
+    if header.version != SHARD_VERSION && header.version != SHARD_VERSION_WITHOUT_PLIES_LEFT {
         return Err(bad(format!(
-            "shard version {} is not {SHARD_VERSION}",
+            "shard version {} is not {SHARD_VERSION} (nor {SHARD_VERSION_WITHOUT_PLIES_LEFT}, \
+             still read): written by another halatafl version",
             header.version
         )));
     }
@@ -234,6 +245,12 @@ pub fn decode_shard(
         why,
     };
     let (header, body, header_end) = decode_header(path, bytes)?;
+    let has_plies_left = header.version != SHARD_VERSION_WITHOUT_PLIES_LEFT;
+    let record_fixed = if has_plies_left {
+        RECORD_FIXED
+    } else {
+        RECORD_FIXED - 2
+    };
     let mut at = header_end;
     let mut samples = Vec::with_capacity(header.count);
     for record in 0..header.count {
@@ -242,10 +259,10 @@ pub fn decode_shard(
             record,
             why,
         };
-        if at + RECORD_FIXED > body.len() {
+        if at + record_fixed > body.len() {
             return Err(bad_record("file ends inside the record".into()));
         }
-        let r = &body[at..at + RECORD_FIXED];
+        let r = &body[at..at + record_fixed];
         let u64_at = |o: usize| u64::from_le_bytes(r[o..o + 8].try_into().expect("8 bytes"));
         let f32_at = |o: usize| f32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
         let side = if r[16] == 0 { Side::Foxes } else { Side::Geese };
@@ -255,6 +272,11 @@ pub fn decode_shard(
         let n = u16::from_le_bytes([r[24], r[25]]) as usize;
         let wdl = [f32_at(26), f32_at(30), f32_at(34)];
         let search_wdl = [f32_at(38), f32_at(42), f32_at(46)];
+        let plies_left = if has_plies_left {
+            Some(u16::from_le_bytes([r[50], r[51]])).filter(|&p| p > 0)
+        } else {
+            None
+        };
         // Searched values are averages of floats: allow rounding, not NaN.
         let targets_ok = wdl
             .iter()
@@ -272,7 +294,7 @@ pub fn decode_shard(
         }
         let position = Position::new(variant, foxes, geese, side, quiet)
             .map_err(|e| bad_record(e.to_string()))?;
-        at += RECORD_FIXED;
+        at += record_fixed;
         if at + 2 * n > body.len() {
             return Err(bad_record("file ends inside the policy".into()));
         }
@@ -298,6 +320,7 @@ pub fn decode_shard(
                 repetitions,
                 policy,
                 wdl,
+                plies_left,
             },
             search_wdl,
         });
@@ -330,6 +353,7 @@ mod tests {
                     repetitions: 1,
                     policy,
                     wdl: [0.0, 1.0, 0.0],
+                    plies_left: (i % 3 != 0).then_some(30 - i as u16),
                 },
                 search_wdl: [0.2, 0.5, 0.3],
             });
@@ -346,9 +370,12 @@ mod tests {
         let (header, back) = decode_shard(path, &bytes).unwrap();
         assert_eq!(header.count, samples.len());
         assert_eq!(header.generation, 3);
+        assert!(back.iter().any(|s| s.sample.plies_left.is_none()));
+        assert!(back.iter().any(|s| s.sample.plies_left.is_some()));
         for (a, b) in samples.iter().zip(&back) {
             assert_eq!(a.sample.position, b.sample.position);
             assert_eq!(a.sample.wdl, b.sample.wdl);
+            assert_eq!(a.sample.plies_left, b.sample.plies_left);
             for (x, y) in a.sample.policy.iter().zip(&b.sample.policy) {
                 assert!((x - y).abs() < 1e-4);
             }
@@ -371,6 +398,61 @@ mod tests {
                 && err.to_string().contains("not probabilities"),
             "{err}"
         );
+    }
+
+    /// `samples` as a version 1 shard (before the plies left) would hold them.
+    fn version_1_shard(samples: &[StoredSample]) -> Vec<u8> {
+        let v2 = encode_shard(samples, 3, 1, None);
+        let header_len = u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
+        let header = std::str::from_utf8(&v2[12..12 + header_len]).unwrap();
+        let header = header.replace("\"version\":2", "\"version\":1");
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        let mut at = 12 + header_len;
+        for s in samples {
+            let record = RECORD_FIXED + 2 * s.sample.policy.len();
+            // Everything but the 2 bytes of plies left after the search WDL.
+            out.extend_from_slice(&v2[at..at + 50]);
+            out.extend_from_slice(&v2[at + 52..at + record]);
+            at += record;
+        }
+        assert_eq!(at, v2.len() - 4);
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn version_1_shards_load_without_plies_left_and_other_versions_are_refused() {
+        let samples = some_samples();
+        let path = Path::new("old.shard");
+        let (header, back) = decode_shard(path, &version_1_shard(&samples)).unwrap();
+        assert_eq!(header.version, 1);
+        assert_eq!(back.len(), samples.len());
+        for (a, b) in samples.iter().zip(&back) {
+            assert_eq!(a.sample.position, b.sample.position);
+            assert_eq!(a.sample.wdl, b.sample.wdl);
+            assert_eq!(a.search_wdl, b.search_wdl);
+            assert_eq!(b.sample.plies_left, None);
+        }
+        // Written now: version 2.
+        let (header, _) = decode_shard(path, &encode_shard(&samples, 3, 1, None)).unwrap();
+        assert_eq!(header.version, SHARD_VERSION);
+        // A version from elsewhere is refused, naming the versions read.
+        let v1 = version_1_shard(&samples);
+        let header_len = u32::from_le_bytes(v1[8..12].try_into().unwrap()) as usize;
+        let mut v7 = v1[..v1.len() - 4].to_vec();
+        let at = 12
+            + std::str::from_utf8(&v7[12..12 + header_len])
+                .unwrap()
+                .find("\"version\":1")
+                .unwrap();
+        v7[at + 10] = b'7';
+        let crc = crc32fast::hash(&v7);
+        v7.extend_from_slice(&crc.to_le_bytes());
+        let err = decode_shard(path, &v7).unwrap_err().to_string();
+        assert!(err.contains("shard version 7 is not 2 (nor 1"), "{err}");
     }
 
     #[test]
