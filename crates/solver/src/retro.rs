@@ -473,11 +473,9 @@ impl BitScatter for Bmi2Bits {
 
 /// A run of placements to compute: all with the same number of geese per
 /// row (`counts`), numbered in mixed radix over the rows' own choices (row
-/// 1 the fastest digit); `offset` is where the counts' placements start in
-/// their level's numbering.
+/// 1 the fastest digit).
 pub(crate) struct Job {
     pub(crate) counts: [u8; 7],
-    pub(crate) offset: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
 }
@@ -487,14 +485,9 @@ pub(crate) struct Job {
 pub(crate) struct LevelPlan {
     /// `choices[row][n]`: the compact sets of `n` points of a row.
     pub(crate) choices: Vec<Vec<Vec<u64>>>,
-    /// `digit[row][bits]`: where a row's points (shifted down to bit 0)
-    /// stand in `choices[row][their count]`.
-    pub(crate) digit: Vec<Vec<u32>>,
     /// The levels, highest summed rows first: each the ways to spread the
     /// geese over the rows that give that sum.
     pub(crate) levels: Vec<Vec<[u8; 7]>>,
-    /// First compact point of each row, and the row's length.
-    pub(crate) rows: Vec<(usize, usize)>,
 }
 
 impl LevelPlan {
@@ -511,23 +504,20 @@ impl LevelPlan {
             by_potential[potential_of(c)].push(*c);
         });
         let mut choices = Vec::new();
-        let mut digit = Vec::new();
         for &(start, len) in &rows {
             let mut by_count: Vec<Vec<u64>> = vec![Vec::new(); len + 1];
-            let mut index = vec![0u32; 1 << len];
             for m in 0u64..1 << len {
-                let list = &mut by_count[m.count_ones() as usize];
-                index[m as usize] = list.len() as u32;
-                list.push(m << start);
+                by_count[m.count_ones() as usize].push(m << start);
             }
             choices.push(by_count);
-            digit.push(index);
         }
         LevelPlan {
             choices,
-            digit,
-            levels: by_potential.into_iter().rev().filter(|l| !l.is_empty()).collect(),
-            rows,
+            levels: by_potential
+                .into_iter()
+                .rev()
+                .filter(|l| !l.is_empty())
+                .collect(),
         }
     }
 
@@ -538,10 +528,9 @@ impl LevelPlan {
             .product()
     }
 
-    /// The level's placements in jobs, in the level's numbering.
+    /// The level's placements in jobs.
     pub(crate) fn jobs(&self, level: &[[u8; 7]]) -> Vec<Job> {
         let mut jobs = Vec::new();
-        let mut offset = 0;
         for counts in level {
             let total = self.count(counts);
             let mut start = 0;
@@ -549,13 +538,11 @@ impl LevelPlan {
                 let end = (start + JOB_PLACEMENTS).min(total);
                 jobs.push(Job {
                     counts: *counts,
-                    offset,
                     start,
                     end,
                 });
                 start = end;
             }
-            offset += total;
         }
         jobs
     }
@@ -563,7 +550,11 @@ impl LevelPlan {
 
 /// Summed rows (row 1 counting 0) of a spread of geese over the rows.
 pub(crate) fn potential_of(counts: &[u8; 7]) -> usize {
-    counts.iter().enumerate().map(|(r, &n)| r * n as usize).sum()
+    counts
+        .iter()
+        .enumerate()
+        .map(|(r, &n)| r * n as usize)
+        .sum()
 }
 
 /// Placements per job: small enough to balance threads, large enough that
