@@ -170,9 +170,10 @@ def test_two_workers_finish_a_run(tmp_path):
 
 
 def test_killed_workers_restart_and_ctrl_c_resumes(tmp_path):
-    # Long enough (about 10 s straight) for the kills and the Ctrl-C to
-    # happen mid-run.
-    generations = 12
+    # Long enough (about 25 s straight) for the kills and the Ctrl-C to
+    # happen mid-run: at 12 generations (10 s) a slow actor restart once
+    # let the run finish before the Ctrl-C.
+    generations = 30
     run = tmp_path / "run"
     proc = driver("--config", str(config(tmp_path, generations, train_ratio=1.0)), "--run", str(run), "--workers", "2")
     try:
