@@ -684,8 +684,8 @@ mod tests {
     }
 
     /// `n` consecutive positions of a game from the start, as stored samples
-    /// with plies left counting down to 1.
-    fn counted_samples(n: usize) -> Vec<StoredSample> {
+    /// with plies left counting down to 1 (`counted`) or unknown.
+    fn game_samples(n: usize, counted: bool) -> Vec<StoredSample> {
         let mut game = Game::start_of(Variant::two_foxes());
         let mut samples = Vec::new();
         for i in 0..n {
@@ -696,7 +696,7 @@ mod tests {
                     repetitions: 1,
                     policy: vec![1.0 / moves.len() as f32; moves.len()],
                     wdl: [0.0, 1.0, 0.0],
-                    plies_left: Some((n - i) as u16),
+                    plies_left: counted.then_some((n - i) as u16),
                 },
                 search_wdl: [0.0, 1.0, 0.0],
             });
@@ -715,7 +715,7 @@ mod tests {
         std::fs::create_dir_all(run.shard_dir(1)).unwrap();
         write_shard(
             &run.shard_dir(1).join("w00_0000.shard"),
-            &counted_samples(12),
+            &game_samples(12, true),
             1,
             1,
             None,
@@ -772,22 +772,7 @@ mod tests {
                 .copy_(&tch::Tensor::from_slice(&[3e38f32, 0.0, -3e38]))
         });
         checkpoint::save(&trainer, &run.checkpoint(0), &Default::default()).unwrap();
-        let mut game = Game::start_of(Variant::two_foxes());
-        let mut samples = Vec::new();
-        for _ in 0..6 {
-            let moves = game.position().legal_moves();
-            samples.push(StoredSample {
-                sample: Sample {
-                    position: *game.position(),
-                    repetitions: 1,
-                    policy: vec![1.0 / moves.len() as f32; moves.len()],
-                    wdl: [0.0, 1.0, 0.0],
-                    plies_left: None,
-                },
-                search_wdl: [0.0, 1.0, 0.0],
-            });
-            game.play_unchecked(moves[0]);
-        }
+        let samples = game_samples(6, false);
         std::fs::create_dir_all(run.shard_dir(1)).unwrap();
         write_shard(
             &run.shard_dir(1).join("w00_0000.shard"),
