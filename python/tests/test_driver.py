@@ -49,7 +49,10 @@ def config(tmp: Path, generations: int, train_ratio: float = 4.0) -> Path:
 
 def driver(*args: str) -> subprocess.Popen:
     """The driver, in its own process group like a shell's foreground job, so
-    that a Ctrl-C can be sent to the whole group as a terminal would."""
+    that a Ctrl-C can be sent to the whole group as a terminal would. SIGINT
+    is set back to its default: a test suite started in the background by a
+    non-interactive shell inherits it ignored, and Python then never turns a
+    Ctrl-C into KeyboardInterrupt."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"), HALATAFL_BIN=str(BINARY))
     return subprocess.Popen(
         [sys.executable, "-m", "halatafl_ray", "--num-cpus", "4", *args],
@@ -58,6 +61,7 @@ def driver(*args: str) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -170,10 +174,9 @@ def test_two_workers_finish_a_run(tmp_path):
 
 
 def test_killed_workers_restart_and_ctrl_c_resumes(tmp_path):
-    # Long enough (about 25 s straight) for the kills and the Ctrl-C to
-    # happen mid-run: at 12 generations (10 s) a slow actor restart once
-    # let the run finish before the Ctrl-C.
-    generations = 30
+    # Long enough (about 10 s straight) for the kills and the Ctrl-C to
+    # happen mid-run.
+    generations = 12
     run = tmp_path / "run"
     proc = driver("--config", str(config(tmp_path, generations, train_ratio=1.0)), "--run", str(run), "--workers", "2")
     try:
