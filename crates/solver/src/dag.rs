@@ -125,7 +125,8 @@ pub struct DagTableStats {
     pub bytes: u64,
 }
 
-/// What the replay of [`DagSolver::replay_lines`] saw.
+/// What the replay of [`DagSolver::replay_lines`] (or
+/// [`crate::RetroTables::check_lines`]) saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplayStats {
     pub lines: usize,
@@ -571,7 +572,8 @@ impl DagSolver {
     }
 }
 
-fn moves_or_start(game: &Game) -> String {
+/// A line's moves so far, for an error message.
+pub(crate) fn moves_or_start(game: &Game) -> String {
     if game.moves().is_empty() {
         "the start".into()
     } else {

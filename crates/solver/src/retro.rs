@@ -59,7 +59,7 @@
 //! rules ([`Game`], whole history), that every position's value is what its
 //! children's values and the rules engine's own moves and verdicts make it.
 
-use crate::dag::{check_position, DagError};
+use crate::dag::{check_position, moves_or_start, DagError, ReplayStats};
 use halatafl_rules::geometry::{Geometry, NO_POINT};
 use halatafl_rules::{Bitboard, Direction, Game, Move, Point, Position, Side, Variant};
 use rayon::prelude::*;
@@ -143,15 +143,6 @@ pub struct LayerStats {
 pub struct RetroValue {
     pub winner: Side,
     pub best: Option<Move>,
-}
-
-/// What [`RetroTables::check_lines`] saw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CheckStats {
-    pub lines: usize,
-    pub plies: u64,
-    /// Positions whose value was recomputed from their children's.
-    pub checked: u64,
 }
 
 /// The board as the tables see it: points numbered 0..33 in grid order
@@ -847,7 +838,7 @@ impl RetroTables {
         p: &Position,
         lines: usize,
         seed: u64,
-    ) -> Result<CheckStats, RetroError> {
+    ) -> Result<ReplayStats, RetroError> {
         self.check_lines_with(p, lines, seed, |_, _| {})
     }
 
@@ -859,10 +850,10 @@ impl RetroTables {
         lines: usize,
         seed: u64,
         mut visit: impl FnMut(&Position, Side),
-    ) -> Result<CheckStats, RetroError> {
+    ) -> Result<ReplayStats, RetroError> {
         self.check(p)?;
         let mut rng = seed;
-        let mut stats = CheckStats {
+        let mut stats = ReplayStats {
             lines,
             plies: 0,
             checked: 0,
@@ -874,11 +865,7 @@ impl RetroTables {
                 let claimed = self.winner_unchecked(&here);
                 let fail = |what: String| RetroError::Inconsistent {
                     line,
-                    moves: if game.moves().is_empty() {
-                        "the start".into()
-                    } else {
-                        game.moves_text()
-                    },
+                    moves: moves_or_start(&game),
                     what,
                 };
                 if let Some(outcome) = game.outcome() {
