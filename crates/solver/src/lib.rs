@@ -107,6 +107,7 @@
 
 pub mod dag;
 pub mod retro;
+pub mod retro_sideways;
 mod search;
 pub mod suite;
 pub mod tt;
@@ -114,6 +115,7 @@ mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
+pub use retro_sideways::{SidewaysTables, SidewaysValue};
 pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
 pub use tt::TableStats;
 pub use verify::{verify_win, VerifyError};

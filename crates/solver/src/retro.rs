@@ -87,6 +87,8 @@ pub enum RetroError {
         need_mib: u64,
         limit_mib: u64,
     },
+    #[error("quiet counter {0}: the sideways tables hold the values at counter 0 (right after a capture or a forward step, or a start); use the df-pn method")]
+    SidewaysQuiet(u16),
     #[error("--threads 0: the retrograde method needs at least one thread")]
     Threads,
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]
@@ -464,9 +466,11 @@ impl BitScatter for Bmi2Bits {
 
 /// A run of placements to compute: all with the same number of geese per
 /// row (`counts`), numbered in mixed radix over the rows' own choices (row
-/// 1 the fastest digit).
+/// 1 the fastest digit); `offset` is where the counts' placements start in
+/// their level's numbering.
 pub(crate) struct Job {
     pub(crate) counts: [u8; 7],
+    pub(crate) offset: u64,
     pub(crate) start: u64,
     pub(crate) end: u64,
 }
@@ -476,9 +480,14 @@ pub(crate) struct Job {
 pub(crate) struct LevelPlan {
     /// `choices[row][n]`: the compact sets of `n` points of a row.
     pub(crate) choices: Vec<Vec<Vec<u64>>>,
+    /// `digit[row][bits]`: where a row's points (shifted down to bit 0)
+    /// stand in `choices[row][their count]`.
+    pub(crate) digit: Vec<Vec<u32>>,
     /// The levels, highest summed rows first: each the ways to spread the
     /// geese over the rows that give that sum.
     pub(crate) levels: Vec<Vec<[u8; 7]>>,
+    /// First compact point of each row, and the row's length.
+    pub(crate) rows: Vec<(usize, usize)>,
 }
 
 impl LevelPlan {
@@ -495,20 +504,27 @@ impl LevelPlan {
             by_potential[potential_of(c)].push(*c);
         });
         let mut choices = Vec::new();
+        let mut digit = Vec::new();
         for &(start, len) in &rows {
             let mut by_count: Vec<Vec<u64>> = vec![Vec::new(); len + 1];
+            let mut index = vec![0u32; 1 << len];
             for m in 0u64..1 << len {
-                by_count[m.count_ones() as usize].push(m << start);
+                let list = &mut by_count[m.count_ones() as usize];
+                index[m as usize] = list.len() as u32;
+                list.push(m << start);
             }
             choices.push(by_count);
+            digit.push(index);
         }
         LevelPlan {
             choices,
+            digit,
             levels: by_potential
                 .into_iter()
                 .rev()
                 .filter(|l| !l.is_empty())
                 .collect(),
+            rows,
         }
     }
 
@@ -519,9 +535,10 @@ impl LevelPlan {
             .product()
     }
 
-    /// The level's placements in jobs.
+    /// The level's placements in jobs, in the level's numbering.
     pub(crate) fn jobs(&self, level: &[[u8; 7]]) -> Vec<Job> {
         let mut jobs = Vec::new();
+        let mut offset = 0;
         for counts in level {
             let total = self.count(counts);
             let mut start = 0;
@@ -529,11 +546,13 @@ impl LevelPlan {
                 let end = (start + JOB_PLACEMENTS).min(total);
                 jobs.push(Job {
                     counts: *counts,
+                    offset,
                     start,
                     end,
                 });
                 start = end;
             }
+            offset += total;
         }
         jobs
     }

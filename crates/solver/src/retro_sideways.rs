@@ -1,0 +1,869 @@
+//! Classic Fox and Geese **with** sideways steps, solved by retrograde
+//! analysis: win, draw or loss of every position with the quiet counter
+//! at 0 (every position a capture or a forward step has just reached, and
+//! every start).
+//!
+//! # The game that is solved
+//!
+//! Sideways steps let placements repeat, so threefold repetition and the
+//! fifty-move rule (RULES.md rules 4 and 5) come into play. The crate docs
+//! prove that from a position without history a side wins the real game
+//! exactly when it wins G″, the game with rules 1-3 and 5 only; that
+//! neither wins G″ means a draw. G″ is what is computed here. Its state is
+//! (geese `G`, fox point, side to move, quiet counter `q`), and `q` counts
+//! the plies since the last capture or forward step, so:
+//!
+//! - a capture (to fewer geese) or a forward step (to summed rows one
+//!   higher) is an *exit*: it leaves for a state with `q = 0` in a layer
+//!   (fewer geese) or level (higher summed rows) solved before;
+//! - fox steps and sideways goose steps stay in the level, adding one to
+//!   `q`; after the move that brings `q` to 100 the game is a draw, unless
+//!   the side to move then has no move (rule 3 comes before rule 5).
+//!
+//! # Inside a level
+//!
+//! Let `A_n` be the states from which the fox forces a win within `n`
+//! plies of the level (the last one may be an exit to a fox win at `q = 0`,
+//! or a move after which the geese have no move): `A_0` holds the geese
+//! with no move, and
+//!
+//! - fox to move: in `A_n` if a capture wins at `q = 0`, or a step leads
+//!   into `A_{n−1}`;
+//! - geese to move: in `A_n` if they have a move and each leads to a fox
+//!   win: a forward step to a fox win at `q = 0`, a sideways step into
+//!   `A_{n−1}`.
+//!
+//! The fox wins `(s, q)` exactly when `s ∈ A_{100−q}`: its `n` plies must
+//! come before the counter reaches 100, except that the last may bring it
+//! to 100 and leave the geese without a move. `B_n` is the same for the
+//! geese (`B_0`: the fox has no move). The tables keep `A_100` and `B_100`
+//! (the values at `q = 0`) as four bits per (placement, fox point): fox to
+//! move, geese to move; fox wins, geese win. A level's states are computed
+//! together, `n = 1, 2, …`, each step from the last (two buffers, so that a
+//! step really adds one ply), bit-parallel over the fox points of a
+//! placement as in [`crate::retro`]; it stops at `n = 100`, or earlier when
+//! a step changes nothing (then no later step can).
+//!
+//! Memory: four times the tables of [`crate::retro`] (12.4 GiB for 13
+//! geese), plus the largest level's work arrays, 112 bytes per placement
+//! of the level ([`level_bytes`]: 5.3 GB for 13 geese).
+//!
+//! # How it is checked
+//!
+//! Tests compare values with the df-pn solver (exact under both draw rules,
+//! with whole histories in its own tests) on random positions, and the
+//! winning or drawing moves [`SidewaysTables::value`] gives are solved
+//! again after they are played.
+
+use crate::dag::DagError;
+#[cfg(target_arch = "x86_64")]
+use crate::retro::Bmi2Bits;
+use crate::retro::{
+    available_mib, binomial, points_of, Board, Layer, LevelPlan, PortableBits, Ranker, RetroConfig,
+    RetroError, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
+};
+use crate::retro::{potential_of, BitScatter, Job};
+use crate::Value;
+use halatafl_rules::{Move, Position, Side, FIFTY_MOVE_PLIES};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Plane indices: fox to move, fox wins / geese win; geese to move, the same.
+const FOX_FOX: usize = 0;
+const FOX_GEESE: usize = 1;
+const GEESE_FOX: usize = 2;
+const GEESE_GEESE: usize = 3;
+
+/// One layer of a build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SidewaysLayerStats {
+    pub geese: u32,
+    pub placements: u64,
+    /// (placement, fox point) states with the fox to move, at `q = 0`.
+    pub fox_to_move: u64,
+    pub fox_wins: u64,
+    pub geese_wins: u64,
+    /// The most steps `n` a level of the layer needed (at most 100).
+    pub longest: u32,
+    pub elapsed: Duration,
+}
+
+/// A position's value at its quiet counter, with a move that keeps it
+/// (none where every move loses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SidewaysValue {
+    pub value: Value,
+    pub best: Option<Move>,
+}
+
+/// Bytes the tables up to `max_geese` geese take.
+pub fn memory_bytes(max_geese: u32) -> u64 {
+    4 * crate::retro::memory_bytes(max_geese)
+}
+
+/// Words of level work per placement: six exit masks and two sets of four
+/// state masks.
+const WORK_WORDS: u64 = 14;
+
+/// Bytes of work the largest level of `geese` geese needs.
+pub fn level_bytes(geese: u32) -> u64 {
+    let plan = LevelPlan::new(&Board::new(false), geese);
+    let largest = plan
+        .levels
+        .iter()
+        .map(|l| l.iter().map(|c| plan.count(c)).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    largest * WORK_WORDS * 8
+}
+
+fn atomic_zeros(n: usize) -> Vec<AtomicU64> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// A level's work arrays, by the level's numbering of its placements.
+struct LevelWork {
+    /// Fox to move: points where some capture wins for the fox at `q = 0`.
+    capture_wins: Vec<AtomicU64>,
+    /// Fox to move: points where every capture (if any) loses at `q = 0`.
+    captures_lose: Vec<AtomicU64>,
+    /// Fox to move: points where the fox has a move.
+    fox_moves: Vec<AtomicU64>,
+    /// Geese to move: points where every forward step is a fox win (or
+    /// blocked by the fox).
+    forward_all_fox: Vec<AtomicU64>,
+    /// Geese to move: points where some forward step wins for the geese.
+    forward_any_geese: Vec<AtomicU64>,
+    /// Geese to move: points where the geese have a move.
+    geese_move: Vec<AtomicU64>,
+    /// `A_n`, `B_n` for both sides to move (the planes' order), and the
+    /// next step's.
+    now: [Vec<AtomicU64>; 4],
+    next: [Vec<AtomicU64>; 4],
+}
+
+impl LevelWork {
+    fn new(n: usize) -> LevelWork {
+        LevelWork {
+            capture_wins: atomic_zeros(n),
+            captures_lose: atomic_zeros(n),
+            fox_moves: atomic_zeros(n),
+            forward_all_fox: atomic_zeros(n),
+            forward_any_geese: atomic_zeros(n),
+            geese_move: atomic_zeros(n),
+            now: std::array::from_fn(|_| atomic_zeros(n)),
+            next: std::array::from_fn(|_| atomic_zeros(n)),
+        }
+    }
+}
+
+#[inline]
+fn load(v: &[AtomicU64], i: usize) -> u64 {
+    v[i].load(Ordering::Relaxed)
+}
+
+#[inline]
+fn store(v: &[AtomicU64], i: usize, x: u64) {
+    v[i].store(x, Ordering::Relaxed)
+}
+
+/// Walks a job's placements in order: (level index, geese, row digits).
+fn for_each_placement(
+    plan: &LevelPlan,
+    job: &Job,
+    mut visit: impl FnMut(usize, u64, &[usize; 7], &[u64; 7]),
+) {
+    let lists: Vec<&Vec<u64>> = (0..7)
+        .map(|r| &plan.choices[r][job.counts[r] as usize])
+        .collect();
+    let mut radix = [1u64; 7];
+    for r in 1..7 {
+        radix[r] = radix[r - 1] * lists[r - 1].len() as u64;
+    }
+    let mut digits = [0usize; 7];
+    let mut rest = job.start;
+    for r in 0..7 {
+        let n = lists[r].len() as u64;
+        digits[r] = (rest % n) as usize;
+        rest /= n;
+    }
+    for i in job.start..job.end {
+        let geese = (0..7).fold(0, |g, r| g | lists[r][digits[r]]);
+        visit((job.offset + i) as usize, geese, &digits, &radix);
+        for r in 0..7 {
+            digits[r] += 1;
+            if digits[r] < lists[r].len() {
+                break;
+            }
+            digits[r] = 0;
+        }
+    }
+}
+
+/// The values at quiet counter 0 of every placement of up to `max_geese`
+/// geese: classic Fox and Geese with sideways steps, solved.
+pub struct SidewaysTables {
+    corner_links: bool,
+    board: Board,
+    ranker: Ranker,
+    /// `planes[k - 4][plane]` for `k` geese.
+    planes: Vec<[Layer; 4]>,
+    stats: Vec<SidewaysLayerStats>,
+}
+
+impl SidewaysTables {
+    /// Builds the tables for placements of 4 to `max_geese` geese.
+    pub fn build(
+        max_geese: u32,
+        corner_links: bool,
+        config: &RetroConfig,
+        mut progress: impl FnMut(&SidewaysLayerStats),
+    ) -> Result<SidewaysTables, RetroError> {
+        if config.threads == 0 {
+            return Err(RetroError::Threads);
+        }
+        if max_geese > MAX_GEESE {
+            return Err(RetroError::TooManyGeese {
+                found: max_geese,
+                most: MAX_GEESE,
+            });
+        }
+        let need_mib = (memory_bytes(max_geese) + level_bytes(max_geese)).div_ceil(1 << 20);
+        if let Some(limit_mib) = config.memory_limit_mib.or_else(available_mib) {
+            if need_mib > limit_mib {
+                return Err(RetroError::Memory {
+                    geese: max_geese,
+                    need_mib,
+                    limit_mib,
+                });
+            }
+        }
+        let mut tables = SidewaysTables {
+            corner_links,
+            board: Board::new(corner_links),
+            ranker: Ranker::new(),
+            planes: Vec::new(),
+            stats: Vec::new(),
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .build()
+            .expect("a thread pool starts");
+        #[cfg(target_arch = "x86_64")]
+        let fast = Bmi2Bits::detect();
+        for geese in GEESE_NEEDED..=max_geese {
+            tables
+                .planes
+                .push(std::array::from_fn(|_| Layer::new(geese)));
+            let started = Instant::now();
+            #[cfg(target_arch = "x86_64")]
+            let (fox_wins, geese_wins, longest) = match &fast {
+                Some(bmi2) => pool.install(|| tables.build_layer(geese, bmi2)),
+                None => pool.install(|| tables.build_layer(geese, &PortableBits)),
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let (fox_wins, geese_wins, longest) =
+                pool.install(|| tables.build_layer(geese, &PortableBits));
+            let placements = binomial(POINTS as u32, geese);
+            let stats = SidewaysLayerStats {
+                geese,
+                placements,
+                fox_to_move: placements * (POINTS as u64 - geese as u64),
+                fox_wins,
+                geese_wins,
+                longest,
+                elapsed: started.elapsed(),
+            };
+            progress(&stats);
+            tables.stats.push(stats);
+        }
+        Ok(tables)
+    }
+
+    pub fn layer_stats(&self) -> &[SidewaysLayerStats] {
+        &self.stats
+    }
+
+    pub fn max_geese(&self) -> u32 {
+        GEESE_NEEDED + self.planes.len() as u32 - 1
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.planes
+            .iter()
+            .flat_map(|p| p.iter())
+            .map(|l| l.words.len() as u64 * 8)
+            .sum()
+    }
+
+    fn plane(&self, geese: u32, plane: usize) -> &Layer {
+        &self.planes[(geese - GEESE_NEEDED) as usize][plane]
+    }
+
+    /// A stored plane of a placement, as a compact set of fox points.
+    #[inline]
+    fn stored(&self, geese: u64, plane: usize, bits: &impl BitScatter) -> u64 {
+        let packed = self
+            .plane(geese.count_ones(), plane)
+            .get(self.ranker.rank(geese));
+        bits.deposit(packed, ALL & !geese)
+    }
+
+    /// Builds a layer, level by level; returns its fox-to-move fox wins,
+    /// geese wins and the most steps a level took.
+    fn build_layer(&self, geese: u32, bits: &impl BitScatter) -> (u64, u64, u32) {
+        let plan = LevelPlan::new(&self.board, geese);
+        let (mut fox_wins, mut geese_wins, mut longest) = (0, 0, 0);
+        for level in &plan.levels {
+            let jobs = plan.jobs(level);
+            let (work, steps) = self.solve_level(&plan, &jobs, bits, None);
+            longest = longest.max(steps);
+            let counted = jobs
+                .par_iter()
+                .map(|job| {
+                    let mut counted = (0u64, 0u64);
+                    for_each_placement(&plan, job, |i, g, _, _| {
+                        let empty = ALL & !g;
+                        let rank = self.ranker.rank(g);
+                        for (plane, array) in work.now.iter().enumerate() {
+                            let set = load(array, i) & empty;
+                            self.plane(geese, plane).set(rank, bits.extract(set, empty));
+                        }
+                        counted.0 += (load(&work.now[FOX_FOX], i) & empty).count_ones() as u64;
+                        counted.1 += (load(&work.now[FOX_GEESE], i) & empty).count_ones() as u64;
+                    });
+                    counted
+                })
+                .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            fox_wins += counted.0;
+            geese_wins += counted.1;
+        }
+        (fox_wins, geese_wins, longest)
+    }
+
+    /// Computes `A_n` and `B_n` of one level (module docs) up to
+    /// `n = 100`, or `stop_at` if given, or until a step changes nothing;
+    /// returns the work arrays (`now` holds the result) and the steps.
+    fn solve_level(
+        &self,
+        plan: &LevelPlan,
+        jobs: &[Job],
+        bits: &impl BitScatter,
+        stop_at: Option<u32>,
+    ) -> (LevelWork, u32) {
+        let size = jobs.last().map_or(0, |j| (j.offset + j.end) as usize);
+        let mut work = LevelWork::new(size);
+        jobs.par_iter().for_each(|job| {
+            for_each_placement(plan, job, |i, g, _, _| self.exits(&work, i, g, bits));
+        });
+        let last = stop_at.unwrap_or(FIFTY_MOVE_PLIES as u32);
+        let mut steps = 0;
+        while steps < last {
+            let changed = jobs
+                .par_iter()
+                .map(|job| {
+                    let mut changed = false;
+                    for_each_placement(plan, job, |i, g, digits, radix| {
+                        changed |= self.step(plan, &work, i, g, digits, radix);
+                    });
+                    changed
+                })
+                .reduce(|| false, |a, b| a || b);
+            std::mem::swap(&mut work.now, &mut work.next);
+            steps += 1;
+            if !changed {
+                break;
+            }
+        }
+        (work, steps)
+    }
+
+    /// The exits of placement `g` (level index `i`) and `A_0`, `B_0`.
+    fn exits(&self, work: &LevelWork, i: usize, g: u64, bits: &impl BitScatter) {
+        let empty = ALL & !g;
+        // Geese to move: forward steps leave the level.
+        let (mut all_fox, mut any_geese, mut targets) = (ALL, 0u64, 0u64);
+        for s in points_of(g) {
+            for t in points_of(self.board.goose_to[s] & empty) {
+                let after = g ^ (1 << s) ^ (1 << t);
+                all_fox &= self.stored(after, FOX_FOX, bits) | 1 << t;
+                any_geese |= self.stored(after, FOX_GEESE, bits) & !(1 << t);
+                targets |= 1 << t;
+            }
+            targets |= self.board.goose_side[s] & empty;
+        }
+        // The geese can move with the fox on f unless every move goes to f.
+        let geese_move = match targets.count_ones() {
+            0 => 0,
+            1 => empty & !targets,
+            _ => empty,
+        };
+        store(&work.forward_all_fox, i, all_fox & empty);
+        store(&work.forward_any_geese, i, any_geese & empty);
+        store(&work.geese_move, i, geese_move);
+        // Fox to move: captures leave the layer.
+        let (mut wins, mut lose, mut moves) = (0u64, 0u64, 0u64);
+        for f in points_of(empty) {
+            let (mut any_win, mut all_lose, mut any) = (false, true, false);
+            self.captures(f, g, bits, &mut |win, loss| {
+                any = true;
+                any_win |= win;
+                all_lose &= loss;
+            });
+            if any_win {
+                wins |= 1 << f;
+            }
+            if all_lose {
+                lose |= 1 << f;
+            }
+            if any || self.board.fox_to[f] & empty != 0 {
+                moves |= 1 << f;
+            }
+        }
+        store(&work.capture_wins, i, wins);
+        store(&work.captures_lose, i, lose);
+        store(&work.fox_moves, i, moves);
+        store(&work.now[FOX_FOX], i, 0);
+        store(&work.now[FOX_GEESE], i, empty & !moves);
+        store(&work.now[GEESE_FOX], i, empty & !geese_move);
+        store(&work.now[GEESE_GEESE], i, 0);
+    }
+
+    /// Every capture from `at` with the geese `left` (a jump, then stop or
+    /// jump on): `visit(fox wins, geese win)` at `q = 0` after it.
+    fn captures(
+        &self,
+        at: usize,
+        left: u64,
+        bits: &impl BitScatter,
+        visit: &mut impl FnMut(bool, bool),
+    ) {
+        let jumps = &self.board.jumps[at][..self.board.jump_count[at] as usize];
+        for &(over, land) in jumps {
+            if left >> over & 1 == 0 || left >> land & 1 != 0 {
+                continue;
+            }
+            let after = left & !(1 << over);
+            if after.count_ones() < GEESE_NEEDED {
+                visit(true, false);
+            } else {
+                let fox = self.stored(after, GEESE_FOX, bits) >> land & 1 != 0;
+                let geese = self.stored(after, GEESE_GEESE, bits) >> land & 1 != 0;
+                visit(fox, geese);
+            }
+            self.captures(land as usize, after, bits, visit);
+        }
+    }
+
+    /// One step `n − 1 → n` for placement `g`; whether anything changed.
+    fn step(
+        &self,
+        plan: &LevelPlan,
+        work: &LevelWork,
+        i: usize,
+        g: u64,
+        digits: &[usize; 7],
+        radix: &[u64; 7],
+    ) -> bool {
+        let empty = ALL & !g;
+        let now: [u64; 4] = std::array::from_fn(|p| load(&work.now[p], i));
+        // Fox to move: a step to a geese-to-move state of the same placement.
+        let mut fox_fox = now[FOX_FOX] | load(&work.capture_wins, i);
+        let mut fox_geese = now[FOX_GEESE];
+        let lose_candidates =
+            load(&work.captures_lose, i) & load(&work.fox_moves, i) & empty & !fox_geese;
+        for f in points_of(empty) {
+            let steps = self.board.fox_to[f] & empty;
+            if steps & now[GEESE_FOX] != 0 {
+                fox_fox |= 1 << f;
+            }
+            if lose_candidates >> f & 1 != 0 && steps & !now[GEESE_GEESE] == 0 {
+                fox_geese |= 1 << f;
+            }
+        }
+        // Geese to move: sideways steps to fox-to-move states of the level.
+        let (mut all_fox, mut any_geese) = (
+            load(&work.forward_all_fox, i),
+            load(&work.forward_any_geese, i),
+        );
+        for s in points_of(g) {
+            for t in points_of(self.board.goose_side[s] & empty) {
+                let row = self.board.row[s] as usize;
+                let (start, _) = plan.rows[row];
+                let after = g ^ (1 << s) ^ (1 << t);
+                let row_bits = (after >> start) & ((1 << plan.rows[row].1) - 1);
+                let digit = plan.digit[row][row_bits as usize] as i64;
+                let j = (i as i64 + (digit - digits[row] as i64) * radix[row] as i64) as usize;
+                all_fox &= load(&work.now[FOX_FOX], j) | 1 << t;
+                any_geese |= load(&work.now[FOX_GEESE], j) & !(1 << t);
+            }
+        }
+        let geese_fox = now[GEESE_FOX] | (all_fox & load(&work.geese_move, i));
+        let geese_geese = now[GEESE_GEESE] | any_geese;
+        let next = [
+            fox_fox & empty,
+            fox_geese & empty,
+            geese_fox & empty,
+            geese_geese & empty,
+        ];
+        for (p, &x) in next.iter().enumerate() {
+            store(&work.next[p], i, x);
+        }
+        next != now
+    }
+
+    fn check(&self, p: &Position) -> Result<(), RetroError> {
+        let v = p.variant();
+        if !v.is_classic() || !v.sideways {
+            return Err(RetroError::Position(DagError::Variant(v.to_string())));
+        }
+        if v.corner_links != self.corner_links {
+            let name = |c: bool| if c { "corner-links" } else { "plain" };
+            return Err(RetroError::Board {
+                built: name(self.corner_links),
+                asked: name(v.corner_links),
+            });
+        }
+        if p.quiet() != 0 {
+            return Err(RetroError::SidewaysQuiet(p.quiet()));
+        }
+        let found = p.geese().count();
+        if found > self.max_geese() {
+            return Err(RetroError::TooManyGeese {
+                found,
+                most: self.max_geese(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The value at `q = 0` of a placement with the fox on `fox`.
+    fn value_at_zero(&self, geese: u64, fox: u64, side: Side) -> Value {
+        if geese.count_ones() < GEESE_NEEDED {
+            return Value::Win(Side::Foxes);
+        }
+        let (f, g) = match side {
+            Side::Foxes => (FOX_FOX, FOX_GEESE),
+            Side::Geese => (GEESE_FOX, GEESE_GEESE),
+        };
+        if self.stored(geese, f, &PortableBits) & fox != 0 {
+            Value::Win(Side::Foxes)
+        } else if self.stored(geese, g, &PortableBits) & fox != 0 {
+            Value::Win(Side::Geese)
+        } else {
+            Value::Draw
+        }
+    }
+
+    /// The value of `p` (its quiet counter must be 0), one table lookup.
+    pub fn outcome(&self, p: &Position) -> Result<Value, RetroError> {
+        self.check(p)?;
+        let geese = self.board.compact_set(p.geese());
+        let fox = self.board.compact_set(p.foxes());
+        Ok(self.value_at_zero(geese, fox, p.side()))
+    }
+
+    /// The value of `p` (its quiet counter must be 0) and a move that keeps
+    /// it. The move needs the values of the position's level at counter 1,
+    /// which the tables do not keep: the level is solved again up to
+    /// `n = 99` for it.
+    pub fn value(&self, p: &Position) -> Result<SidewaysValue, RetroError> {
+        let value = self.outcome(p)?;
+        let geese = self.board.compact_set(p.geese());
+        let mover_keeps = match value {
+            Value::Win(w) => w == p.side(),
+            Value::Draw => true,
+        };
+        if !mover_keeps || p.outcome_without_history().is_some() {
+            return Ok(SidewaysValue { value, best: None });
+        }
+        let level = self.level_at(geese, FIFTY_MOVE_PLIES as u32 - 1);
+        let best = p.legal_moves().iter().copied().find(|&m| {
+            let mut child = *p;
+            child.play_unchecked(m);
+            let g = self.board.compact_set(child.geese());
+            let f = self.board.compact_set(child.foxes());
+            let child_value = if child.quiet() == 0 || g.count_ones() < GEESE_NEEDED {
+                self.value_at_zero(g, f, child.side())
+            } else {
+                level(g, f, child.side())
+            };
+            child_value == value
+        });
+        Ok(SidewaysValue { value, best })
+    }
+
+    /// The level of placement `geese` solved to `n` steps: the values at
+    /// counter `100 − n` of its placements, as a lookup.
+    fn level_at(&self, geese: u64, n: u32) -> impl Fn(u64, u64, Side) -> Value + '_ {
+        let k = geese.count_ones();
+        let plan = LevelPlan::new(&self.board, k);
+        let counts: [u8; 7] = std::array::from_fn(|r| {
+            let (start, len) = plan.rows[r];
+            ((geese >> start) & ((1 << len) - 1)).count_ones() as u8
+        });
+        let level = plan
+            .levels
+            .iter()
+            .find(|l| potential_of(&l[0]) == potential_of(&counts))
+            .expect("every spread of the geese has its level")
+            .clone();
+        let jobs = plan.jobs(&level);
+        let (work, _) = self.solve_level(&plan, &jobs, &PortableBits, Some(n));
+        move |g: u64, fox: u64, side: Side| {
+            // The level index of g: its counts' offset, then mixed radix.
+            let mut offset = 0;
+            for c in &level {
+                let here: [u8; 7] = std::array::from_fn(|r| {
+                    let (start, len) = plan.rows[r];
+                    ((g >> start) & ((1 << len) - 1)).count_ones() as u8
+                });
+                if *c == here {
+                    break;
+                }
+                offset += plan.count(c);
+            }
+            let (mut index, mut radix) = (0u64, 1u64);
+            for r in 0..7 {
+                let (start, len) = plan.rows[r];
+                let row_bits = (g >> start) & ((1 << len) - 1);
+                index += plan.digit[r][row_bits as usize] as u64 * radix;
+                radix *= plan.choices[r][row_bits.count_ones() as usize].len() as u64;
+            }
+            let i = (offset + index) as usize;
+            let (f, gw) = match side {
+                Side::Foxes => (FOX_FOX, FOX_GEESE),
+                Side::Geese => (GEESE_FOX, GEESE_GEESE),
+            };
+            if load(&work.now[f], i) & fox != 0 {
+                Value::Win(Side::Foxes)
+            } else if load(&work.now[gw], i) & fox != 0 {
+                Value::Win(Side::Geese)
+            } else {
+                Value::Draw
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retro::classic_variant;
+    use crate::{Solver, SolverConfig};
+    use halatafl_rules::{Bitboard, Point, Variant};
+    use rand::seq::{IndexedRandom, SliceRandom};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashMap;
+
+    fn sideways(corner_links: bool) -> Variant {
+        Variant::classic(17, true)
+            .unwrap()
+            .with_corner_links(corner_links)
+    }
+
+    /// Geese on rows 5 to 7 and the fox on rows 6 or 7 (the top arm, where
+    /// a few geese can shut it in), counter 0.
+    fn random_position(rng: &mut ChaCha8Rng, geese: usize, corner_links: bool) -> Position {
+        let mut points: Vec<Point> = Point::all().filter(|p| p.row() >= 3).collect();
+        points.shuffle(rng);
+        let set = points[..geese]
+            .iter()
+            .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+        let fox_points: Vec<Point> = Point::all()
+            .filter(|p| p.row() >= 5 && !set.contains(*p))
+            .collect();
+        let fox = match fox_points.choose(rng) {
+            Some(&f) => f,
+            None => *Point::all()
+                .filter(|p| !set.contains(*p))
+                .collect::<Vec<_>>()
+                .choose(rng)
+                .unwrap(),
+        };
+        let side = if rng.random_bool(0.5) {
+            Side::Foxes
+        } else {
+            Side::Geese
+        };
+        Position::new(
+            sideways(corner_links),
+            Bitboard::EMPTY.with(fox),
+            set,
+            side,
+            0,
+        )
+        .unwrap()
+    }
+
+    /// Geese only on rows 5 to 7 and the fox on rows 6 or 7 (anywhere
+    /// when six geese or more leave it too little room there): the few
+    /// geese can shut the fox in there, so geese wins are common.
+    fn position_in_the_top_arm(rng: &mut ChaCha8Rng, geese: usize) -> Position {
+        let mut points: Vec<Point> = Point::all().filter(|p| p.row() >= 4).collect();
+        points.shuffle(rng);
+        let set = points[..geese]
+            .iter()
+            .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+        let fox_points: Vec<Point> = Point::all()
+            .filter(|p| !set.contains(*p))
+            .filter(|p| p.row() >= 5 || set.count() >= 6)
+            .collect();
+        let fox = *fox_points.choose(rng).unwrap();
+        Position::new(
+            sideways(false),
+            Bitboard::EMPTY.with(fox),
+            set,
+            Side::Foxes,
+            0,
+        )
+        .unwrap()
+    }
+
+    type Memo = HashMap<(u64, u64, bool, u16), Value>;
+
+    /// The value of `p` in G″ (rules 1-3 and 5; module docs) by plain
+    /// minimax over the rules engine's moves, with the quiet counter in the
+    /// state, which makes the game acyclic. A move that resets the counter
+    /// ends the recursion with the tables' value at counter 0, which the
+    /// test checks at other positions: what this checks independently is
+    /// everything inside a level (the steps `A_n`, `B_n`, the sideways
+    /// numbering, the counter and rule 3 before rule 5) and the exits'
+    /// wiring.
+    fn minimax(p: &Position, tables: &SidewaysTables, memo: &mut Memo) -> Value {
+        if let Some(o) = p.outcome_without_history() {
+            return o.winner.map_or(Value::Draw, Value::Win);
+        }
+        if p.quiet() >= FIFTY_MOVE_PLIES {
+            return Value::Draw;
+        }
+        let key = (p.foxes().0, p.geese().0, p.side() == Side::Foxes, p.quiet());
+        if let Some(&v) = memo.get(&key) {
+            return v;
+        }
+        let mut best = Value::Win(p.side().other());
+        for m in p.legal_moves().iter().copied() {
+            let mut child = *p;
+            child.play_unchecked(m);
+            let v = if child.quiet() == 0 {
+                tables.outcome(&child).unwrap()
+            } else {
+                minimax(&child, tables, memo)
+            };
+            if v == Value::Win(p.side()) {
+                best = v;
+                break;
+            }
+            if v == Value::Draw {
+                best = v;
+            }
+        }
+        memo.insert(key, best);
+        best
+    }
+
+    #[test]
+    fn values_and_moves_agree_with_minimax_and_df_pn() {
+        let config = RetroConfig {
+            threads: 2,
+            memory_limit_mib: None,
+        };
+        let tables = SidewaysTables::build(7, false, &config, |_| {}).unwrap();
+        let mut solver = Solver::new(SolverConfig {
+            budget_nodes: 200_000,
+            tt_mib: 64,
+            ..SolverConfig::default()
+        })
+        .unwrap();
+        let mut memo = Memo::new();
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let kind = |v: Value| match v {
+            Value::Win(Side::Foxes) => 0,
+            Value::Win(Side::Geese) => 1,
+            Value::Draw => 2,
+        };
+        // Positions of each value, the tables' verdict choosing; minimax
+        // judges every one and each move `value` gives, df-pn the decisive
+        // ones it finishes (draws under the fifty-move rule are beyond it).
+        let want = [12usize, 12, 12];
+        let (mut seen, mut by_df_pn) = ([0usize; 3], 0);
+        for i in 0..200_000 {
+            let mut p = if i % 2 == 0 {
+                random_position(&mut rng, 5 + i % 3, false)
+            } else {
+                position_in_the_top_arm(&mut rng, 4 + i % 4)
+            };
+            if i % 4 == 1 {
+                p = Position::new(p.variant(), p.foxes(), p.geese(), Side::Geese, 0).unwrap();
+            }
+            let k = kind(tables.outcome(&p).unwrap());
+            if seen[k] >= want[k] {
+                continue;
+            }
+            if memo.len() > 4_000_000 {
+                memo.clear();
+            }
+            let v = tables.value(&p).unwrap();
+            assert_eq!(v.value, minimax(&p, &tables, &mut memo), "{}", p.fen());
+            if let Some(m) = v.best {
+                let mut child = p;
+                child.play_unchecked(m);
+                let after = match child.quiet() {
+                    0 => tables.outcome(&child).unwrap(),
+                    _ => minimax(&child, &tables, &mut memo),
+                };
+                assert_eq!(after, v.value, "{} then {m}", p.fen());
+            } else {
+                let mover_keeps = v.value != Value::Win(p.side().other());
+                assert!(
+                    !mover_keeps || p.outcome_without_history().is_some(),
+                    "{}: no move keeps {:?}",
+                    p.fen(),
+                    v.value
+                );
+            }
+            if k != 2 {
+                if let Some(expected) = solver.solve(&p).value {
+                    assert_eq!(v.value, expected, "df-pn on {}", p.fen());
+                    by_df_pn += 1;
+                }
+            }
+            seen[k] += 1;
+            if seen == want {
+                break;
+            }
+        }
+        assert_eq!(seen, want, "every value met");
+        assert!(
+            by_df_pn >= 16,
+            "df-pn confirmed only {by_df_pn} decisive values"
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_answer() {
+        let config = RetroConfig {
+            threads: 1,
+            memory_limit_mib: None,
+        };
+        let tables = SidewaysTables::build(5, false, &config, |_| {}).unwrap();
+        let forward_only = Position::start(classic_variant(13, false).unwrap());
+        assert!(matches!(
+            tables.value(&forward_only),
+            Err(RetroError::Position(DagError::Variant(_)))
+        ));
+        let counted = Position::from_fen(
+            ".../.../......./...F.../GGGG.../.../... f 3",
+            sideways(false),
+        )
+        .unwrap();
+        assert_eq!(tables.value(&counted), Err(RetroError::SidewaysQuiet(3)));
+        let start = Position::start(Variant::classic(13, true).unwrap());
+        assert_eq!(
+            tables.value(&start),
+            Err(RetroError::TooManyGeese { found: 13, most: 5 })
+        );
+    }
+}
