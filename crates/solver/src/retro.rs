@@ -87,8 +87,8 @@ pub enum RetroError {
         need_mib: u64,
         limit_mib: u64,
     },
-    #[error("quiet counter {0}: the sideways tables hold the values at counter 0 (right after a capture or a forward step, or a start); use the df-pn method")]
-    SidewaysQuiet(u16),
+    #[error("quiet counter {quiet}: the sideways tables answer this position's level up to counter {most} (0 is right after a capture or a forward step, or a start); use the df-pn method")]
+    SidewaysQuiet { quiet: u16, most: u16 },
     #[error("--threads 0: the retrograde method needs at least one thread")]
     Threads,
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]
