@@ -89,6 +89,8 @@ pub enum RetroError {
     },
     #[error("quiet counter {quiet}: the sideways tables answer this position's level up to counter {most} (0 is right after a capture or a forward step, or a start); use the df-pn method")]
     SidewaysQuiet { quiet: u16, most: u16 },
+    #[error("the sideways tables hold classic Fox and Geese with sideways steps; this is {0}")]
+    NotSideways(String),
     #[error("--threads 0: the retrograde method needs at least one thread")]
     Threads,
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]

@@ -62,7 +62,7 @@
 //! winning or drawing moves [`SidewaysTables::value`] gives are solved
 //! again after they are played.
 
-use crate::dag::{moves_or_start, DagError, ReplayStats};
+use crate::dag::{moves_or_start, ReplayStats};
 #[cfg(target_arch = "x86_64")]
 use crate::retro::Bmi2Bits;
 use crate::retro::{
@@ -561,7 +561,7 @@ impl SidewaysTables {
     fn check(&self, p: &Position) -> Result<(), RetroError> {
         let v = p.variant();
         if !v.is_classic() || !v.sideways {
-            return Err(RetroError::Position(DagError::Variant(v.to_string())));
+            return Err(RetroError::NotSideways(v.to_string()));
         }
         if v.corner_links != self.corner_links {
             let name = |c: bool| if c { "corner-links" } else { "plain" };
@@ -1073,7 +1073,7 @@ mod tests {
         let forward_only = Position::start(classic_variant(13, false).unwrap());
         assert!(matches!(
             tables.value(&forward_only),
-            Err(RetroError::Position(DagError::Variant(_)))
+            Err(RetroError::NotSideways(_))
         ));
         let counted = Position::from_fen(
             ".../.../......./...F.../GGGG.../.../... f 99",

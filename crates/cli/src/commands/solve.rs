@@ -5,6 +5,7 @@ use halatafl_arena::{read_game_rows, write_csv_atomic, write_target};
 use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::dag::check_position;
 use halatafl_solver::retro::{self, RetroConfig, RetroTables};
+use halatafl_solver::retro_sideways::{self, SidewaysTables};
 use halatafl_solver::suite::{keeping_moves, SuiteRow};
 use halatafl_solver::{
     DagConfig, DagSolution, DagSolver, SearchOutcome, Solution, Solver, SolverConfig, Value,
@@ -213,7 +214,19 @@ fn run_dag(args: &SolveArgs, config: &SolverConfig) -> Result<()> {
 
 fn run_retro(args: &SolveArgs) -> Result<()> {
     let position = args.position.position()?;
-    // Refuse a variant or counter the tables cannot answer before building.
+    let variant = position.variant();
+    anyhow::ensure!(
+        variant.is_classic(),
+        "--method retro solves classic Fox and Geese (with or without sideways steps); this is {variant}: use the df-pn method"
+    );
+    if variant.sideways {
+        anyhow::ensure!(
+            args.compare_dag == 0,
+            "--compare-dag needs the game without sideways steps (the DAG search has no draws)"
+        );
+        return run_retro_sideways(args, &position);
+    }
+    // Refuse a counter the tables cannot answer before building.
     check_position(&position)?;
     let corner_links = position.variant().corner_links;
     let geese = position.geese().count().max(4);
@@ -275,6 +288,77 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
         if args.compare_dag > 0 {
             compare_with_dag(&seen, args)?;
         }
+    }
+    Ok(())
+}
+
+/// `--method retro` with sideways steps: the four-plane tables of
+/// `halatafl_solver::retro_sideways`, then lines over the real rules.
+fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
+    let corner_links = position.variant().corner_links;
+    let geese = position.geese().count().max(4);
+    let config = RetroConfig {
+        threads: args.threads,
+        memory_limit_mib: args.tt_mb.map(|m| m as u64),
+    };
+    println!(
+        "tables: placements of 4 to {geese} geese, sideways steps, {} MiB and {} MiB of work for the largest level, {} threads",
+        retro_sideways::memory_bytes(geese).div_ceil(1 << 20),
+        retro_sideways::level_bytes(geese).div_ceil(1 << 20),
+        config.threads
+    );
+    let started = Instant::now();
+    let tables = SidewaysTables::build(geese, corner_links, &config, |layer| {
+        let share = |n: u64| percent(n as f64, layer.fox_to_move as f64);
+        println!(
+            "layer {:>2} geese: {:>13} placements; fox to move: foxes win {:>6.2}%, geese win {:>6.2}%, draw {:>6.2}%; geese to move: foxes win {:>6.2}%, geese win {:>6.2}% (of {} states each); levels settle within {} plies; {:.1} s",
+            layer.geese,
+            layer.placements,
+            share(layer.fox_wins),
+            share(layer.geese_wins),
+            share(layer.fox_to_move - layer.fox_wins - layer.geese_wins),
+            share(layer.geese_to_move_fox_wins),
+            share(layer.geese_to_move_geese_wins),
+            layer.fox_to_move,
+            layer.longest.saturating_sub(1),
+            layer.elapsed.as_secs_f64()
+        );
+    })?;
+    let built = started.elapsed();
+    let v = tables.value(position)?;
+    print_value_and_best(position, Some(v.value), v.best, 0);
+    println!(
+        "built: {:.1} s, {} MiB",
+        built.as_secs_f64(),
+        tables.bytes() >> 20
+    );
+    for start_geese in [13u8, 15, 17] {
+        let Ok(variant) = Variant::classic(start_geese, true) else {
+            continue;
+        };
+        let start = Position::start(variant.with_corner_links(corner_links));
+        if start_geese as u32 <= geese && start.fen() != position.fen() {
+            let s = tables.value(&start)?;
+            let best = s.best.map_or("none".to_string(), |m| m.to_string());
+            println!(
+                "also in the tables: the {start_geese}-geese start: {} (best: {best})",
+                s.value
+            );
+        }
+    }
+    if args.replay_lines > 0 {
+        let started = Instant::now();
+        let c = tables.check_lines(position, args.replay_lines, 16)?;
+        println!(
+            "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent; {} ended with the tables' winner, {} drawn, {} stopped where the quiet counter passed what the tables answer ({:.1} s)",
+            c.replay.lines,
+            c.replay.plies,
+            c.replay.checked,
+            c.won,
+            c.drawn,
+            c.stopped,
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }
