@@ -292,7 +292,52 @@ fn solve_retro_builds_tables_checks_them_and_agrees_with_the_dag_search() {
 }
 
 #[test]
-fn solve_retro_refuses_draws_and_tables_over_the_memory_cap() {
+fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
+    // Seven geese, sideways steps: the four-plane tables of 4 to 7 geese
+    // (71 MiB, seconds). The fox roams free of six geese that can shuffle
+    // for ever: a draw.
+    let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
+    let out = ok(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "retro",
+        "--fen",
+        fen,
+        "--threads",
+        "2",
+        "--replay-lines",
+        "5",
+    ]);
+    assert!(
+        out.contains("tables: placements of 4 to 7 geese, sideways steps"),
+        "{out}"
+    );
+    assert!(
+        out.contains("layer  7 geese:       4272048 placements; fox to move: foxes win"),
+        "{out}"
+    );
+    assert!(out.contains("value: draw"), "{out}");
+    assert!(out.contains("best: "), "{out}");
+    assert!(out.contains("checked: 5 games over the rules"), "{out}");
+    // Shut in on c7 with every goose move keeping it so: a geese win, the
+    // same with sideways steps as without.
+    let trapped = ok(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "retro",
+        "--fen",
+        "FGG/GG./..G.G../......./......./.../... f 0",
+        "--replay-lines",
+        "1",
+    ]);
+    assert!(trapped.contains("value: geese win"), "{trapped}");
+    // A counter beyond what the level's tables answer is refused.
     let err = fails(&[
         "solve",
         "--variant",
@@ -300,10 +345,47 @@ fn solve_retro_refuses_draws_and_tables_over_the_memory_cap() {
         "--sideways",
         "--method",
         "retro",
+        "--fen",
+        "..F/.../......./..GGG../..GGG../.../.G. f 99",
     ]);
-    assert!(err.contains("DAG and retrograde methods need"), "{err}");
+    assert!(err.contains("quiet counter 99"), "{err}");
+}
+
+#[test]
+fn solve_retro_refuses_two_foxes_and_tables_over_the_memory_cap() {
     let err = fails(&["solve", "--method", "retro"]);
-    assert!(err.contains("without sideways steps"), "{err}");
+    assert!(
+        err.contains("solves classic Fox and Geese (with or without sideways steps)"),
+        "{err}"
+    );
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "retro",
+        "--compare-dag",
+        "5",
+    ]);
+    assert!(
+        err.contains("--compare-dag needs the game without"),
+        "{err}"
+    );
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--sideways",
+        "--method",
+        "retro",
+        "--tt-mb",
+        "100",
+    ]);
+    assert!(
+        err.contains("the tables up to 13 geese need 17779 MiB, more than the 100 MiB allowed"),
+        "{err}"
+    );
     let err = fails(&[
         "solve",
         "--variant",
