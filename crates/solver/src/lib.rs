@@ -104,6 +104,17 @@
 //! steps only, the quiet counter below the fifty-move rule's reach), so it
 //! is a real win with no history: a proof may rest on it, and so may a
 //! disproof of the geese, on any path.
+//!
+//! # Whole classic games: retrograde analysis
+//!
+//! [`retro`] solves the classic game without sideways steps whole: the
+//! fox-to-move value of every placement of 4 up to 17 geese, fewest geese
+//! first. [`retro_sideways`] does the same with sideways steps by the lemma
+//! above: it computes G″ level by level (placements of as many geese with
+//! the same summed rows, which only sideways and fox steps connect), with
+//! the counter handled exactly by counting plies to a forced win, and keeps
+//! the values at counter 0, which are the real game's from a position
+//! without history; neither side winning G″ is a draw.
 
 pub mod dag;
 pub mod retro;
@@ -115,7 +126,7 @@ mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
-pub use retro_sideways::{SidewaysTables, SidewaysValue};
+pub use retro_sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
 pub use tt::TableStats;
 pub use verify::{verify_win, VerifyError};

@@ -22,6 +22,12 @@
 //!
 //! # Inside a level
 //!
+//! A sideways step keeps every row's number of geese, so a level falls
+//! apart into *groups*, the placements with the same number of geese in
+//! each row, which only fox steps and sideways steps join: each group is
+//! solved on its own (groups of a level at once, on the worker threads),
+//! and its work arrays are all the memory a solve needs beside the tables.
+//!
 //! Let `A_n` be the states from which the fox forces a win within `n`
 //! plies of the level (the last one may be an exit to a fox win at `q = 0`,
 //! or a move after which the geese have no move): `A_0` holds the geese
@@ -38,22 +44,24 @@
 //! to 100 and leave the geese without a move. `B_n` is the same for the
 //! geese (`B_0`: the fox has no move). The tables keep `A_100` and `B_100`
 //! (the values at `q = 0`) as four bits per (placement, fox point): fox to
-//! move, geese to move; fox wins, geese win. A level's states are computed
+//! move, geese to move; fox wins, geese win. A group's states are computed
 //! together, `n = 1, 2, …`, each step from the last (two buffers, so that a
 //! step really adds one ply), bit-parallel over the fox points of a
 //! placement as in [`crate::retro`]; it stops at `n = 100`, or earlier when
 //! a step changes nothing (then no later step can).
 //!
-//! A level that settles, `A_m = A_{m+1}` for some `m < 100`, has the same
+//! A group that settles, `A_m = A_{m+1}` for some `m < 100`, has the same
 //! values at every counter `q ≤ 100 − m` as at 0 (`A_{100−q} = A_m`). The
-//! tables keep each level's `m`, so they also answer positions with such a
-//! counter, and the moves that keep a value are found by lookups: a move
-//! inside the level reaches counter `q + 1`. Only where a level has not
-//! settled that far is it solved again, to the step the counter needs.
+//! tables keep the largest such `m` of each level, so they also answer
+//! positions with such a counter, and the moves that keep a value are
+//! found by lookups: a move inside the level reaches counter `q + 1`. Only
+//! where a level has not settled that far is the position's group solved
+//! again, to the step the counter needs.
 //!
 //! Memory: four times the tables of [`crate::retro`] (12.4 GiB for 13
-//! geese), plus the largest level's work arrays, 112 bytes per placement
-//! of the level ([`level_bytes`]: 5.3 GB for 13 geese).
+//! geese), plus each thread's work arrays for the group it solves, 112
+//! bytes per placement of the group ([`work_bytes`]: 0.8 GB for 13 geese
+//! on two threads).
 //!
 //! # How it is checked
 //!
@@ -116,23 +124,28 @@ pub fn memory_bytes(max_geese: u32) -> u64 {
 /// state masks.
 const WORK_WORDS: u64 = 14;
 
-/// Bytes of work the largest level of `geese` geese needs.
-pub fn level_bytes(geese: u32) -> u64 {
-    let plan = LevelPlan::new(&Board::new(false), geese);
-    let largest = plan
-        .levels
-        .iter()
-        .map(|l| l.iter().map(|c| plan.count(c)).sum::<u64>())
+/// Bytes of work `threads` threads may need at once for groups of up to
+/// `geese` geese: the largest group's arrays on each.
+pub fn work_bytes(geese: u32, threads: usize) -> u64 {
+    let largest = (GEESE_NEEDED..=geese.max(GEESE_NEEDED))
+        .flat_map(|k| {
+            let plan = LevelPlan::new(&Board::new(false), k);
+            plan.levels
+                .iter()
+                .flatten()
+                .map(|c| plan.count(c))
+                .collect::<Vec<_>>()
+        })
         .max()
         .unwrap_or(0);
-    largest * WORK_WORDS * 8
+    largest * WORK_WORDS * 8 * threads as u64
 }
 
 fn atomic_zeros(n: usize) -> Vec<AtomicU64> {
     (0..n).map(|_| AtomicU64::new(0)).collect()
 }
 
-/// A level's work arrays, by the level's numbering of its placements.
+/// A group's work arrays, by the group's numbering of its placements.
 struct LevelWork {
     /// Fox to move: points where some capture wins for the fox at `q = 0`.
     capture_wins: Vec<AtomicU64>,
@@ -266,7 +279,8 @@ impl SidewaysTables {
                 most: MAX_GEESE,
             });
         }
-        let need_mib = (memory_bytes(max_geese) + level_bytes(max_geese)).div_ceil(1 << 20);
+        let need_mib = (memory_bytes(max_geese) + work_bytes(max_geese, config.threads))
+            .div_ceil(1 << 20);
         if let Some(limit_mib) = config.memory_limit_mib.or_else(available_mib) {
             if need_mib > limit_mib {
                 return Err(RetroError::Memory {
@@ -350,7 +364,7 @@ impl SidewaysTables {
         bits.deposit(packed, ALL & !geese)
     }
 
-    /// Builds a layer, level by level.
+    /// Builds a layer, level by level, the groups of a level at once.
     fn build_layer(&self, geese: u32, bits: &impl BitScatter) -> BuiltLayer {
         let plan = LevelPlan::new(&self.board, geese);
         let mut built = BuiltLayer {
@@ -359,38 +373,44 @@ impl SidewaysTables {
             settled: vec![FIFTY_MOVE_PLIES as u8; MOST_SUMMED_ROWS + 1],
         };
         for level in &plan.levels {
-            let jobs = plan.jobs(level);
-            let (work, steps, settled) = self.solve_level(&plan, &jobs, bits, None);
-            built.longest = built.longest.max(steps);
-            built.settled[potential_of(&level[0])] = settled as u8;
-            let counted = jobs
+            let groups: Vec<(u32, u32, [u64; 4])> = level
                 .par_iter()
-                .map(|job| {
+                .map(|counts| {
+                    let jobs = plan.jobs(std::slice::from_ref(counts));
+                    let (work, steps, settled) = self.solve_group(&plan, &jobs, bits, None);
                     let mut counted = [0u64; 4];
-                    for_each_placement(&plan, job, |i, g, _, _| {
-                        let empty = ALL & !g;
-                        let rank = self.ranker.rank(g);
-                        for (plane, array) in work.now.iter().enumerate() {
-                            let set = load(array, i) & empty;
-                            self.plane(geese, plane).set(rank, bits.extract(set, empty));
-                            counted[plane] += set.count_ones() as u64;
-                        }
-                    });
-                    counted
+                    for job in &jobs {
+                        for_each_placement(&plan, job, |i, g, _, _| {
+                            let empty = ALL & !g;
+                            let rank = self.ranker.rank(g);
+                            for (plane, array) in work.now.iter().enumerate() {
+                                let set = load(array, i) & empty;
+                                self.plane(geese, plane).set(rank, bits.extract(set, empty));
+                                counted[plane] += set.count_ones() as u64;
+                            }
+                        });
+                    }
+                    (steps, settled, counted)
                 })
-                .reduce(|| [0; 4], |a, b| std::array::from_fn(|p| a[p] + b[p]));
-            for p in 0..4 {
-                built.counts[p] += counted[p];
+                .collect();
+            let mut settled = 0;
+            for (steps, m, counted) in groups {
+                built.longest = built.longest.max(steps);
+                settled = settled.max(m);
+                for p in 0..4 {
+                    built.counts[p] += counted[p];
+                }
             }
+            built.settled[potential_of(&level[0])] = settled as u8;
         }
         built
     }
 
-    /// Computes `A_n` and `B_n` of one level (module docs) up to
+    /// Computes `A_n` and `B_n` of one group (module docs) up to
     /// `n = 100`, or `stop_at` if given, or until a step changes nothing;
     /// returns the work arrays (`now` holds the result), the steps, and
     /// the `m` at which the level settled (100 if it did not).
-    fn solve_level(
+    fn solve_group(
         &self,
         plan: &LevelPlan,
         jobs: &[Job],
@@ -673,7 +693,7 @@ impl SidewaysTables {
                     self.value_at_zero(g, f, child.side())
                 } else {
                     let level = solved_again
-                        .get_or_insert_with(|| self.level_at(g, (FIFTY_MOVE_PLIES - q) as u32));
+                        .get_or_insert_with(|| self.group_at(g, (FIFTY_MOVE_PLIES - q) as u32));
                     level(g, f, child.side())
                 };
                 (m, v, q)
@@ -775,44 +795,25 @@ impl SidewaysTables {
         Ok(stats)
     }
 
-    /// The level of placement `geese` solved to `n` steps: the values at
+    /// The group of placement `geese` solved to `n` steps: the values at
     /// counter `100 − n` of its placements, as a lookup.
-    fn level_at(&self, geese: u64, n: u32) -> impl Fn(u64, u64, Side) -> Value + '_ {
-        let k = geese.count_ones();
-        let plan = LevelPlan::new(&self.board, k);
+    fn group_at(&self, geese: u64, n: u32) -> impl Fn(u64, u64, Side) -> Value + '_ {
+        let plan = LevelPlan::new(&self.board, geese.count_ones());
         let counts: [u8; 7] = std::array::from_fn(|r| {
             let (start, len) = plan.rows[r];
             ((geese >> start) & ((1 << len) - 1)).count_ones() as u8
         });
-        let level = plan
-            .levels
-            .iter()
-            .find(|l| potential_of(&l[0]) == potential_of(&counts))
-            .expect("every spread of the geese has its level")
-            .clone();
-        let jobs = plan.jobs(&level);
-        let (work, _, _) = self.solve_level(&plan, &jobs, &PortableBits, Some(n));
+        let jobs = plan.jobs(&[counts]);
+        let (work, _, _) = self.solve_group(&plan, &jobs, &PortableBits, Some(n));
         move |g: u64, fox: u64, side: Side| {
-            // The level index of g: its counts' offset, then mixed radix.
-            let mut offset = 0;
-            for c in &level {
-                let here: [u8; 7] = std::array::from_fn(|r| {
-                    let (start, len) = plan.rows[r];
-                    ((g >> start) & ((1 << len) - 1)).count_ones() as u8
-                });
-                if *c == here {
-                    break;
-                }
-                offset += plan.count(c);
-            }
-            let (mut index, mut radix) = (0u64, 1u64);
+            // The group index of g: mixed radix over the rows' choices.
+            let (mut i, mut radix) = (0usize, 1usize);
             for r in 0..7 {
                 let (start, len) = plan.rows[r];
                 let row_bits = (g >> start) & ((1 << len) - 1);
-                index += plan.digit[r][row_bits as usize] as u64 * radix;
-                radix *= plan.choices[r][row_bits.count_ones() as usize].len() as u64;
+                i += plan.digit[r][row_bits as usize] as usize * radix;
+                radix *= plan.choices[r][counts[r] as usize].len();
             }
-            let i = (offset + index) as usize;
             let (f, gw) = match side {
                 Side::Foxes => (FOX_FOX, FOX_GEESE),
                 Side::Geese => (GEESE_FOX, GEESE_GEESE),

@@ -302,9 +302,9 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         memory_limit_mib: args.tt_mb.map(|m| m as u64),
     };
     println!(
-        "tables: placements of 4 to {geese} geese, sideways steps, {} MiB and {} MiB of work for the largest level, {} threads",
+        "tables: placements of 4 to {geese} geese, sideways steps, {} MiB, and up to {} MiB of work, {} threads",
         retro_sideways::memory_bytes(geese).div_ceil(1 << 20),
-        retro_sideways::level_bytes(geese).div_ceil(1 << 20),
+        retro_sideways::work_bytes(geese, config.threads).div_ceil(1 << 20),
         config.threads
     );
     let started = Instant::now();
