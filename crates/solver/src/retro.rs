@@ -91,6 +91,8 @@ pub enum RetroError {
     SidewaysQuiet { quiet: u16, most: u16 },
     #[error("the sideways tables hold classic Fox and Geese with sideways steps; this is {0}")]
     NotSideways(String),
+    #[error("a position with {found} geese: the tables kept only the layers of {least} to {most} geese (the others were dropped to fit in memory)")]
+    Dropped { found: u32, least: u32, most: u32 },
     #[error("--threads 0: the retrograde method needs at least one thread")]
     Threads,
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]

@@ -63,6 +63,20 @@
 //! bytes per placement of the group ([`work_bytes`]: 0.8 GB for 13 geese
 //! on two threads).
 //!
+//! Captures are optional and a chain may stop after any jump, so a capture
+//! from a layer of `k` geese may end in any layer below. Rather than reach
+//! down, each layer gets two more planes when it is built, over (placement,
+//! point where a jump just landed): the fox wins at some stop of the chain
+//! from there (stopping there included), and the geese win at every stop.
+//! A layer's are computed from its own geese-to-move planes and the layer
+//! below's chain planes; a capture from layer `k` reads only layer `k − 1`.
+//! So the layers below `k` are not needed to build it, and where all the
+//! layers do not fit in memory the build keeps only what the next layer
+//! needs ([`Keep::Top`]): 15 geese then need 13.9 GiB rather than 28, 17
+//! geese 18.2 rather than 46. Each layer is reported, with the tables as
+//! they stand, before it is dropped, so that its start can be looked up
+//! and played from.
+//!
 //! # How it is checked
 //!
 //! Tests compare values with the df-pn solver (exact under both draw rules,
@@ -89,6 +103,10 @@ const FOX_FOX: usize = 0;
 const FOX_GEESE: usize = 1;
 const GEESE_FOX: usize = 2;
 const GEESE_GEESE: usize = 3;
+/// Chain planes (module docs): the fox wins at some stop, the geese at
+/// every stop.
+const CHAIN_WIN: usize = 0;
+const CHAIN_LOSE: usize = 1;
 
 /// One layer of a build.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,7 +138,52 @@ pub fn memory_bytes(max_geese: u32) -> u64 {
     4 * crate::retro::memory_bytes(max_geese)
 }
 
-/// Words of level work per placement: six exit masks and two sets of four
+/// Which layers a build keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Every layer: any position of up to the most geese is answered.
+    All,
+    /// Only what the next layer needs: in the end, the top layer alone.
+    Top,
+}
+
+/// Bytes of one plane of `geese` geese (0 below four geese).
+fn plane_bytes(geese: u32) -> u64 {
+    if geese < GEESE_NEEDED {
+        0
+    } else {
+        Layer::words_for(geese) as u64 * 8
+    }
+}
+
+impl Keep {
+    /// All where all fit in `limit_mib`, else the top.
+    pub fn for_memory(max_geese: u32, threads: usize, limit_mib: Option<u64>) -> Keep {
+        match limit_mib {
+            Some(limit) if Keep::All.need_mib(max_geese, threads) > limit => Keep::Top,
+            _ => Keep::All,
+        }
+    }
+
+    /// MiB a build up to `max_geese` geese needs at its peak with these
+    /// layers kept, work included.
+    pub fn need_mib(self, max_geese: u32, threads: usize) -> u64 {
+        let tables = (GEESE_NEEDED..=max_geese.max(GEESE_NEEDED))
+            .map(|k| {
+                let planes = match self {
+                    Keep::All => memory_bytes(k),
+                    Keep::Top => 4 * plane_bytes(k),
+                };
+                let own_chains = if k < max_geese { 2 * plane_bytes(k) } else { 0 };
+                planes + 2 * plane_bytes(k - 1) + own_chains
+            })
+            .max()
+            .unwrap_or(0);
+        (tables + work_bytes(max_geese, threads)).div_ceil(1 << 20)
+    }
+}
+
+/// Words of group work per placement: six exit masks and two sets of four
 /// state masks.
 const WORK_WORDS: u64 = 14;
 
@@ -233,7 +296,8 @@ pub struct SidewaysCheck {
     /// Games that ended in a draw (all of them where the tables give a
     /// draw; by repetition or the fifty-move rule where they give a win).
     pub drawn: usize,
-    /// Lines stopped where the counter passed what the tables answer.
+    /// Lines stopped where the counter passed what the tables answer, or
+    /// a capture left the layers they hold.
     pub stopped: usize,
 }
 
@@ -251,8 +315,11 @@ pub struct SidewaysTables {
     corner_links: bool,
     board: Board,
     ranker: Ranker,
-    /// `planes[k - 4][plane]` for `k` geese.
-    planes: Vec<[Layer; 4]>,
+    /// `planes[k - 4][plane]` for `k` geese; `None` once dropped.
+    planes: Vec<Option<[Layer; 4]>>,
+    /// `chains[k - 4]`: the chain planes (module docs) of `k` geese, kept
+    /// while the next layer is built.
+    chains: Vec<Option<[Layer; 2]>>,
     /// `settled[k - 4][summed rows]`: the `m` at which that level of `k`
     /// geese settled (module docs; 100 if it had not).
     settled: Vec<Vec<u8>>,
@@ -264,11 +331,15 @@ const MOST_SUMMED_ROWS: usize = 6 * POINTS;
 
 impl SidewaysTables {
     /// Builds the tables for placements of 4 to `max_geese` geese.
+    /// Builds the tables for placements of 4 to `max_geese` geese, all of
+    /// them if they fit in the memory allowed (`config`, else the memory
+    /// available), else the last two ([`Keep`]). `progress` sees each
+    /// layer as it is done, with the tables as they stand then.
     pub fn build(
         max_geese: u32,
         corner_links: bool,
         config: &RetroConfig,
-        mut progress: impl FnMut(&SidewaysLayerStats),
+        mut progress: impl FnMut(&SidewaysLayerStats, &SidewaysTables),
     ) -> Result<SidewaysTables, RetroError> {
         if config.threads == 0 {
             return Err(RetroError::Threads);
@@ -279,9 +350,10 @@ impl SidewaysTables {
                 most: MAX_GEESE,
             });
         }
-        let need_mib = (memory_bytes(max_geese) + work_bytes(max_geese, config.threads))
-            .div_ceil(1 << 20);
-        if let Some(limit_mib) = config.memory_limit_mib.or_else(available_mib) {
+        let limit = config.memory_limit_mib.or_else(available_mib);
+        let keep = Keep::for_memory(max_geese, config.threads, limit);
+        let need_mib = keep.need_mib(max_geese, config.threads);
+        if let Some(limit_mib) = limit {
             if need_mib > limit_mib {
                 return Err(RetroError::Memory {
                     geese: max_geese,
@@ -295,6 +367,7 @@ impl SidewaysTables {
             board: Board::new(corner_links),
             ranker: Ranker::new(),
             planes: Vec::new(),
+            chains: Vec::new(),
             settled: Vec::new(),
             stats: Vec::new(),
         };
@@ -307,7 +380,9 @@ impl SidewaysTables {
         for geese in GEESE_NEEDED..=max_geese {
             tables
                 .planes
-                .push(std::array::from_fn(|_| Layer::new(geese)));
+                .push(Some(std::array::from_fn(|_| Layer::new(geese))));
+            let chains = (geese < max_geese).then(|| std::array::from_fn(|_| Layer::new(geese)));
+            tables.chains.push(chains);
             let started = Instant::now();
             #[cfg(target_arch = "x86_64")]
             let built = match &fast {
@@ -329,10 +404,29 @@ impl SidewaysTables {
                 elapsed: started.elapsed(),
             };
             tables.settled.push(built.settled);
-            progress(&stats);
-            tables.stats.push(stats);
+            tables.stats.push(stats.clone());
+            progress(&stats, &tables);
+            // The next layer reads this layer's chain planes, not the
+            // layer below's.
+            let here = (geese - GEESE_NEEDED) as usize;
+            if here > 0 {
+                tables.chains[here - 1] = None;
+            }
+            if keep == Keep::Top && geese < max_geese {
+                tables.planes[here] = None;
+            }
         }
         Ok(tables)
+    }
+
+    /// The fewest geese of a layer the tables still hold.
+    pub fn min_geese(&self) -> u32 {
+        GEESE_NEEDED + self.planes.iter().take_while(|p| p.is_none()).count() as u32
+    }
+
+    /// Whether the tables answer placements of `geese` geese.
+    fn holds(&self, geese: u32) -> bool {
+        geese < GEESE_NEEDED || (geese >= self.min_geese() && geese <= self.max_geese())
     }
 
     pub fn layer_stats(&self) -> &[SidewaysLayerStats] {
@@ -346,13 +440,15 @@ impl SidewaysTables {
     pub fn bytes(&self) -> u64 {
         self.planes
             .iter()
+            .flatten()
             .flat_map(|p| p.iter())
             .map(|l| l.words.len() as u64 * 8)
             .sum()
     }
 
     fn plane(&self, geese: u32, plane: usize) -> &Layer {
-        &self.planes[(geese - GEESE_NEEDED) as usize][plane]
+        let layer = self.planes[(geese - GEESE_NEEDED) as usize].as_ref();
+        &layer.expect("a layer still held (checked by the caller)")[plane]
     }
 
     /// A stored plane of a placement, as a compact set of fox points.
@@ -387,6 +483,11 @@ impl SidewaysTables {
                                 let set = load(array, i) & empty;
                                 self.plane(geese, plane).set(rank, bits.extract(set, empty));
                                 counted[plane] += set.count_ones() as u64;
+                            }
+                            if let Some(chains) = &self.chains[(geese - GEESE_NEEDED) as usize] {
+                                let (win, lose) = self.chain_sets(&work, i, g, bits);
+                                chains[CHAIN_WIN].set(rank, bits.extract(win, empty));
+                                chains[CHAIN_LOSE].set(rank, bits.extract(lose, empty));
                             }
                         });
                     }
@@ -471,7 +572,7 @@ impl SidewaysTables {
         let (mut wins, mut lose, mut moves) = (0u64, 0u64, 0u64);
         for f in points_of(empty) {
             let (mut any_win, mut all_lose, mut any) = (false, true, false);
-            self.captures(f, g, bits, &mut |win, loss| {
+            self.first_jumps(f, g, bits, &mut |win, loss| {
                 any = true;
                 any_win |= win;
                 all_lose &= loss;
@@ -495,30 +596,83 @@ impl SidewaysTables {
         store(&work.now[GEESE_GEESE], i, 0);
     }
 
-    /// Every capture from `at` with the geese `left` (a jump, then stop or
-    /// jump on): `visit(fox wins, geese win)` at `q = 0` after it.
-    fn captures(
-        &self,
-        at: usize,
-        left: u64,
-        bits: &impl BitScatter,
-        visit: &mut impl FnMut(bool, bool),
-    ) {
+    /// Every capture from `at` with the geese `g`, by its first jump:
+    /// `visit(the fox wins at some stop of the chain, the geese win at
+    /// every stop)`, read from the layer below's chain planes.
+    fn first_jumps(&self, at: usize, g: u64, bits: &impl BitScatter, visit: &mut impl FnMut(bool, bool)) {
         let jumps = &self.board.jumps[at][..self.board.jump_count[at] as usize];
         for &(over, land) in jumps {
-            if left >> over & 1 == 0 || left >> land & 1 != 0 {
+            if g >> over & 1 == 0 || g >> land & 1 != 0 {
                 continue;
             }
-            let after = left & !(1 << over);
-            if after.count_ones() < GEESE_NEEDED {
+            let after = g & !(1 << over);
+            let k = after.count_ones();
+            if k < GEESE_NEEDED {
                 visit(true, false);
-            } else {
-                let fox = self.stored(after, GEESE_FOX, bits) >> land & 1 != 0;
-                let geese = self.stored(after, GEESE_GEESE, bits) >> land & 1 != 0;
-                visit(fox, geese);
+                continue;
             }
-            self.captures(land as usize, after, bits, visit);
+            match &self.chains[(k - GEESE_NEEDED) as usize] {
+                Some(chains) => {
+                    let rank = self.ranker.rank(after);
+                    let empty = ALL & !after;
+                    let win = bits.deposit(chains[CHAIN_WIN].get(rank), empty) >> land & 1 != 0;
+                    let lose = bits.deposit(chains[CHAIN_LOSE].get(rank), empty) >> land & 1 != 0;
+                    visit(win, lose);
+                }
+                // After the build, with every layer held ([`Self::can_solve_again`]).
+                None => {
+                    let (mut win, mut lose) = (false, true);
+                    self.chain_from_planes(land as usize, after, &mut win, &mut lose);
+                    visit(win, lose);
+                }
+            }
         }
+    }
+
+    /// The chain planes' bits of a fox that has landed on `at` with the
+    /// geese `left`, from the planes of every layer below.
+    fn chain_from_planes(&self, at: usize, left: u64, win: &mut bool, lose: &mut bool) {
+        if left.count_ones() < GEESE_NEEDED {
+            *win = true;
+            *lose = false;
+            return;
+        }
+        *win |= self.stored(left, GEESE_FOX, &PortableBits) >> at & 1 != 0;
+        *lose &= self.stored(left, GEESE_GEESE, &PortableBits) >> at & 1 != 0;
+        let jumps = &self.board.jumps[at][..self.board.jump_count[at] as usize];
+        for &(over, land) in jumps {
+            if left >> over & 1 != 0 && left >> land & 1 == 0 {
+                self.chain_from_planes(land as usize, left & !(1 << over), win, lose);
+            }
+        }
+    }
+
+    /// Whether a group of `geese` geese can be solved again: its captures
+    /// need the chain planes of the layer below, or every layer below.
+    fn can_solve_again(&self, geese: u32) -> bool {
+        geese == GEESE_NEEDED
+            || self.chains[(geese - 1 - GEESE_NEEDED) as usize].is_some()
+            || self.min_geese() == GEESE_NEEDED
+    }
+
+    /// The chain planes (module docs) of placement `g`, whose values at
+    /// `q = 0` are in `work.now`: a fox that has just landed on a point
+    /// may stop there (geese to move) or jump on.
+    fn chain_sets(&self, work: &LevelWork, i: usize, g: u64, bits: &impl BitScatter) -> (u64, u64) {
+        let empty = ALL & !g;
+        let mut win = load(&work.now[GEESE_FOX], i) & empty;
+        let mut lose = load(&work.now[GEESE_GEESE], i) & empty;
+        for f in points_of(empty) {
+            self.first_jumps(f, g, bits, &mut |w, l| {
+                if w {
+                    win |= 1 << f;
+                }
+                if !l {
+                    lose &= !(1 << f);
+                }
+            });
+        }
+        (win, lose)
     }
 
     /// One step `n − 1 → n` for placement `g`; whether anything changed.
@@ -597,6 +751,13 @@ impl SidewaysTables {
                 most: self.max_geese(),
             });
         }
+        if !self.holds(found) {
+            return Err(RetroError::Dropped {
+                found,
+                least: self.min_geese(),
+                most: self.max_geese(),
+            });
+        }
         let most = self.settled_counter(self.board.compact_set(p.geese()));
         if p.quiet() > most {
             return Err(RetroError::SidewaysQuiet {
@@ -664,7 +825,7 @@ impl SidewaysTables {
         if !mover_keeps || p.outcome_without_history().is_some() {
             return Ok(SidewaysValue { value, best: None });
         }
-        let children = self.children(p);
+        let children = self.children(p)?;
         let keeping = |reset: bool| {
             children
                 .iter()
@@ -678,25 +839,40 @@ impl SidewaysTables {
     }
 
     /// Every legal move of `p` (which must pass [`Self::check`]) with the
-    /// value and quiet counter after it.
-    fn children(&self, p: &Position) -> Vec<(Move, Value, u16)> {
+    /// value and quiet counter after it; an error if a capture reaches a
+    /// layer the tables no longer hold.
+    fn children(&self, p: &Position) -> Result<Vec<(Move, Value, u16)>, RetroError> {
         let mut solved_again = None;
         p.legal_moves()
             .iter()
             .map(|&m| {
                 let mut child = *p;
                 child.play_unchecked(m);
+                let found = child.geese().count();
+                if !self.holds(found) {
+                    return Err(RetroError::Dropped {
+                        found,
+                        least: self.min_geese(),
+                        most: self.max_geese(),
+                    });
+                }
                 let g = self.board.compact_set(child.geese());
                 let f = self.board.compact_set(child.foxes());
                 let q = child.quiet();
                 let v = if q <= self.settled_counter(g) {
                     self.value_at_zero(g, f, child.side())
+                } else if !self.can_solve_again(found) {
+                    return Err(RetroError::Dropped {
+                        found: found - 1,
+                        least: self.min_geese(),
+                        most: self.max_geese(),
+                    });
                 } else {
                     let level = solved_again
                         .get_or_insert_with(|| self.group_at(g, (FIFTY_MOVE_PLIES - q) as u32));
                     level(g, f, child.side())
                 };
-                (m, v, q)
+                Ok((m, v, q))
             })
             .collect()
     }
@@ -754,12 +930,14 @@ impl SidewaysTables {
                     }
                     break;
                 }
-                if self.check(&here).is_err() {
-                    stats.stopped += 1;
-                    break;
-                }
+                let children = match self.check(&here).and_then(|_| self.children(&here)) {
+                    Ok(children) => children,
+                    Err(_) => {
+                        stats.stopped += 1;
+                        break;
+                    }
+                };
                 let claimed = self.outcome(&here)?;
-                let children = self.children(&here);
                 let mover = here.side();
                 let derived = if children.iter().any(|c| c.1 == Value::Win(mover)) {
                     Value::Win(mover)
@@ -952,7 +1130,7 @@ mod tests {
             threads: 2,
             memory_limit_mib: None,
         };
-        let tables = SidewaysTables::build(7, false, &config, |_| {}).unwrap();
+        let tables = SidewaysTables::build(7, false, &config, |_, _| {}).unwrap();
         let mut solver = Solver::new(SolverConfig {
             budget_nodes: 200_000,
             tt_mib: 64,
@@ -1042,7 +1220,7 @@ mod tests {
             threads: 2,
             memory_limit_mib: None,
         };
-        let tables = SidewaysTables::build(6, false, &config, |_| {}).unwrap();
+        let tables = SidewaysTables::build(6, false, &config, |_, _| {}).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let (mut ended, mut checked) = ([0usize; 3], 0);
         for i in 0..60 {
@@ -1065,12 +1243,75 @@ mod tests {
     }
 
     #[test]
+    fn keeping_only_the_top_layer_gives_the_same_values() {
+        let all = SidewaysTables::build(
+            7,
+            false,
+            &RetroConfig {
+                threads: 2,
+                memory_limit_mib: None,
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        // A cap that fits the top layer's build but not all layers.
+        let cap = Keep::Top.need_mib(7, 2);
+        assert!(cap < Keep::All.need_mib(7, 2));
+        let mut reported = Vec::new();
+        let top = SidewaysTables::build(
+            7,
+            false,
+            &RetroConfig {
+                threads: 2,
+                memory_limit_mib: Some(cap),
+            },
+            |layer, tables| reported.push((layer.geese, tables.min_geese())),
+        )
+        .unwrap();
+        // Each layer is reported while it is held, the one below dropped.
+        assert_eq!(reported, vec![(4, 4), (5, 5), (6, 6), (7, 7)]);
+        assert_eq!(top.min_geese(), 7);
+        assert_eq!(top.bytes(), 4 * plane_bytes(7));
+        assert!(top.bytes() < all.bytes());
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        for i in 0..2_000 {
+            let p = if i % 2 == 0 {
+                random_position(&mut rng, 7, false)
+            } else {
+                position_in_the_top_arm(&mut rng, 7)
+            };
+            assert_eq!(top.outcome(&p), all.outcome(&p), "{}", p.fen());
+        }
+        let six = random_position(&mut rng, 6, false);
+        assert_eq!(
+            top.outcome(&six),
+            Err(RetroError::Dropped {
+                found: 6,
+                least: 7,
+                most: 7
+            })
+        );
+        assert!(matches!(
+            SidewaysTables::build(
+                7,
+                false,
+                &RetroConfig {
+                    threads: 2,
+                    memory_limit_mib: Some(cap - 1),
+                },
+                |_, _| {},
+            ),
+            Err(RetroError::Memory { .. })
+        ));
+    }
+
+    #[test]
     fn refuses_what_it_cannot_answer() {
         let config = RetroConfig {
             threads: 1,
             memory_limit_mib: None,
         };
-        let tables = SidewaysTables::build(5, false, &config, |_| {}).unwrap();
+        let tables = SidewaysTables::build(5, false, &config, |_, _| {}).unwrap();
         let forward_only = Position::start(classic_variant(13, false).unwrap());
         assert!(matches!(
             tables.value(&forward_only),

@@ -308,7 +308,7 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         config.threads
     );
     let started = Instant::now();
-    let tables = SidewaysTables::build(geese, corner_links, &config, |layer| {
+    let tables = SidewaysTables::build(geese, corner_links, &config, |layer, _| {
         let share = |n: u64| percent(n as f64, layer.fox_to_move as f64);
         println!(
             "layer {:>2} geese: {:>13} placements; fox to move: foxes win {:>6.2}%, geese win {:>6.2}%, draw {:>6.2}%; geese to move: foxes win {:>6.2}%, geese win {:>6.2}% (of {} states each); levels settle within {} plies; {:.1} s",
