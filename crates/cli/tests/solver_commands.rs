@@ -383,7 +383,7 @@ fn solve_retro_refuses_two_foxes_and_tables_over_the_memory_cap() {
         "100",
     ]);
     assert!(
-        err.contains("the tables up to 13 geese need 17779 MiB, more than the 100 MiB allowed"),
+        err.contains("the tables up to 13 geese need 7985 MiB, more than the 100 MiB allowed"),
         "{err}"
     );
     let err = fails(&[

@@ -308,7 +308,10 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         config.threads
     );
     let started = Instant::now();
-    let tables = SidewaysTables::build(geese, corner_links, &config, |layer, _| {
+    // A start's value is read when its layer is done: a build that keeps
+    // only the top layer drops it later.
+    let mut starts = Vec::new();
+    let tables = SidewaysTables::build(geese, corner_links, &config, |layer, tables| {
         let share = |n: u64| percent(n as f64, layer.fox_to_move as f64);
         println!(
             "layer {:>2} geese: {:>13} placements; fox to move: foxes win {:>6.2}%, geese win {:>6.2}%, draw {:>6.2}%; geese to move: foxes win {:>6.2}%, geese win {:>6.2}% (of {} states each); levels settle within {} plies; {:.1} s",
@@ -323,7 +326,27 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
             layer.longest.saturating_sub(1),
             layer.elapsed.as_secs_f64()
         );
+        let Ok(variant) = Variant::classic(layer.geese as u8, true) else {
+            return;
+        };
+        let start = Position::start(variant.with_corner_links(corner_links));
+        if start.fen() != position.fen() {
+            let line = tables.value(&start).map(|s| {
+                let best = s.best.map_or("none".to_string(), |m| m.to_string());
+                format!(
+                    "also in the tables: the {}-geese start: {} (best: {best})",
+                    layer.geese, s.value
+                )
+            });
+            if let Ok(text) = &line {
+                println!("{text}");
+            }
+            starts.push(line);
+        }
     })?;
+    for line in starts {
+        line?;
+    }
     let built = started.elapsed();
     let v = tables.value(position)?;
     print_value_and_best(position, Some(v.value), v.best, 0);
@@ -332,25 +355,11 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         built.as_secs_f64(),
         tables.bytes() >> 20
     );
-    for start_geese in [13u8, 15, 17] {
-        let Ok(variant) = Variant::classic(start_geese, true) else {
-            continue;
-        };
-        let start = Position::start(variant.with_corner_links(corner_links));
-        if start_geese as u32 <= geese && start.fen() != position.fen() {
-            let s = tables.value(&start)?;
-            let best = s.best.map_or("none".to_string(), |m| m.to_string());
-            println!(
-                "also in the tables: the {start_geese}-geese start: {} (best: {best})",
-                s.value
-            );
-        }
-    }
     if args.replay_lines > 0 {
         let started = Instant::now();
         let c = tables.check_lines(position, args.replay_lines, 16)?;
         println!(
-            "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent; {} ended with the tables' winner, {} drawn, {} stopped where the quiet counter passed what the tables answer ({:.1} s)",
+            "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent; {} ended with the tables' winner, {} drawn, {} stopped where the quiet counter passed what the tables answer or a capture left the layers kept ({:.1} s)",
             c.replay.lines,
             c.replay.plies,
             c.replay.checked,
