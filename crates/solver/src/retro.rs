@@ -173,6 +173,14 @@ pub(crate) struct Board {
 }
 
 impl Board {
+    /// Geese on each row of a compact set.
+    pub(crate) fn row_counts(&self, geese: u64) -> [u8; 7] {
+        std::array::from_fn(|r| {
+            let (start, end) = (self.row_start[r], self.row_start[r + 1]);
+            (geese >> start & ((1 << (end - start)) - 1)).count_ones() as u8
+        })
+    }
+
     pub(crate) fn new(corner_links: bool) -> Board {
         let geometry = Geometry::get(corner_links);
         let points: Vec<Point> = Point::all().collect();
@@ -562,6 +570,39 @@ impl LevelPlan {
     }
 }
 
+/// Walks a job's placements in order: (level index, geese, row digits).
+pub(crate) fn for_each_placement(
+    plan: &LevelPlan,
+    job: &Job,
+    mut visit: impl FnMut(usize, u64, &[usize; 7], &[u64; 7]),
+) {
+    let lists: Vec<&Vec<u64>> = (0..7)
+        .map(|r| &plan.choices[r][job.counts[r] as usize])
+        .collect();
+    let mut radix = [1u64; 7];
+    for r in 1..7 {
+        radix[r] = radix[r - 1] * lists[r - 1].len() as u64;
+    }
+    let mut digits = [0usize; 7];
+    let mut rest = job.start;
+    for r in 0..7 {
+        let n = lists[r].len() as u64;
+        digits[r] = (rest % n) as usize;
+        rest /= n;
+    }
+    for i in job.start..job.end {
+        let geese = (0..7).fold(0, |g, r| g | lists[r][digits[r]]);
+        visit((job.offset + i) as usize, geese, &digits, &radix);
+        for r in 0..7 {
+            digits[r] += 1;
+            if digits[r] < lists[r].len() {
+                break;
+            }
+            digits[r] = 0;
+        }
+    }
+}
+
 /// Summed rows (row 1 counting 0) of a spread of geese over the rows.
 pub(crate) fn potential_of(counts: &[u8; 7]) -> usize {
     counts
@@ -687,40 +728,21 @@ impl RetroTables {
             fox_wins += plan
                 .jobs(level)
                 .par_iter()
-                .map(|job| self.run_job(job, &plan.choices, bits))
+                .map(|job| self.run_job(&plan, job, bits))
                 .sum::<u64>();
         }
         fox_wins
     }
 
-    fn run_job(&self, job: &Job, choices: &[Vec<Vec<u64>>], bits: &impl BitScatter) -> u64 {
-        let lists: Vec<&Vec<u64>> = (0..7)
-            .map(|r| &choices[r][job.counts[r] as usize])
-            .collect();
-        // Mixed-radix digits of job.start, row 0 the fastest.
-        let mut digits = [0usize; 7];
-        let mut rest = job.start;
-        for r in 0..7 {
-            let n = lists[r].len() as u64;
-            digits[r] = (rest % n) as usize;
-            rest /= n;
-        }
+    fn run_job(&self, plan: &LevelPlan, job: &Job, bits: &impl BitScatter) -> u64 {
         let layer = self.layer(job.counts.iter().map(|&n| n as u32).sum());
         let mut fox_wins = 0;
-        for _ in job.start..job.end {
-            let geese = (0..7).fold(0, |g, r| g | lists[r][digits[r]]);
+        for_each_placement(plan, job, |_, geese, _, _| {
             let won = self.fox_to_move_wins(geese, bits);
             let empty = ALL & !geese;
             layer.set(self.ranker.rank(geese), bits.extract(won, empty));
             fox_wins += won.count_ones() as u64;
-            for r in 0..7 {
-                digits[r] += 1;
-                if digits[r] < lists[r].len() {
-                    break;
-                }
-                digits[r] = 0;
-            }
-        }
+        });
         fox_wins
     }
 

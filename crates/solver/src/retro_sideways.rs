@@ -92,7 +92,7 @@ use crate::retro::{
     available_mib, binomial, points_of, Board, Layer, LevelPlan, PortableBits, Ranker, RetroConfig,
     RetroError, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
 };
-use crate::retro::{potential_of, BitScatter, Job};
+use crate::retro::{for_each_placement, potential_of, BitScatter, Job};
 use crate::Value;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
 use rayon::prelude::*;
@@ -253,39 +253,6 @@ fn load(v: &[AtomicU64], i: usize) -> u64 {
 #[inline]
 fn store(v: &[AtomicU64], i: usize, x: u64) {
     v[i].store(x, Ordering::Relaxed)
-}
-
-/// Walks a job's placements in order: (level index, geese, row digits).
-fn for_each_placement(
-    plan: &LevelPlan,
-    job: &Job,
-    mut visit: impl FnMut(usize, u64, &[usize; 7], &[u64; 7]),
-) {
-    let lists: Vec<&Vec<u64>> = (0..7)
-        .map(|r| &plan.choices[r][job.counts[r] as usize])
-        .collect();
-    let mut radix = [1u64; 7];
-    for r in 1..7 {
-        radix[r] = radix[r - 1] * lists[r - 1].len() as u64;
-    }
-    let mut digits = [0usize; 7];
-    let mut rest = job.start;
-    for r in 0..7 {
-        let n = lists[r].len() as u64;
-        digits[r] = (rest % n) as usize;
-        rest /= n;
-    }
-    for i in job.start..job.end {
-        let geese = (0..7).fold(0, |g, r| g | lists[r][digits[r]]);
-        visit((job.offset + i) as usize, geese, &digits, &radix);
-        for r in 0..7 {
-            digits[r] += 1;
-            if digits[r] < lists[r].len() {
-                break;
-            }
-            digits[r] = 0;
-        }
-    }
 }
 
 /// What [`SidewaysTables::check_lines`] saw.
@@ -783,10 +750,7 @@ impl SidewaysTables {
         if k < GEESE_NEEDED {
             return FIFTY_MOVE_PLIES;
         }
-        let rows: [u8; 7] = std::array::from_fn(|r| {
-            let (start, end) = (self.board.row_start[r], self.board.row_start[r + 1]);
-            (geese >> start & ((1 << (end - start)) - 1)).count_ones() as u8
-        });
+        let rows = self.board.row_counts(geese);
         let m = self.settled[(k - GEESE_NEEDED) as usize][potential_of(&rows)];
         FIFTY_MOVE_PLIES - m as u16
     }
@@ -984,10 +948,7 @@ impl SidewaysTables {
     /// counter `100 − n` of its placements, as a lookup.
     fn group_at(&self, geese: u64, n: u32) -> impl Fn(u64, u64, Side) -> Value + '_ {
         let plan = LevelPlan::new(&self.board, geese.count_ones());
-        let counts: [u8; 7] = std::array::from_fn(|r| {
-            let (start, len) = plan.rows[r];
-            ((geese >> start) & ((1 << len) - 1)).count_ones() as u8
-        });
+        let counts = self.board.row_counts(geese);
         let jobs = plan.jobs(&[counts]);
         let (work, _, _) = self.solve_group(&plan, &jobs, &PortableBits, Some(n));
         move |g: u64, fox: u64, side: Side| {
