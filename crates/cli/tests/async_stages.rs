@@ -203,10 +203,19 @@ fn selfplay_workers_learner_and_evaluator_finish_a_run() {
         start(&run, &["selfplay", "--worker", "2", "--device", "cpu"]),
     ];
     let evaluator = start(&run, &["evaluate"]);
-    // A second learner or a second worker of one id is refused while the
-    // first runs; the lock goes with the process.
-    let learner = start(&run, &["learn"]);
-    std::thread::sleep(Duration::from_millis(300));
+    // A second worker of one id is refused while the first runs; the lock
+    // goes with the process. Checked before the learner starts: worker 1
+    // cannot finish then (it waits for checkpoints once it has played
+    // enough), whereas with the learner running the whole run can end
+    // before a second process has loaded (it did on a loaded CI machine).
+    // Worker 1 takes its lock right after creating the lock file.
+    let lock = run.join("locks/selfplay-w1.lock");
+    let waited = Instant::now();
+    while !lock.exists() {
+        assert!(waited.elapsed() < LIMIT, "worker 1 never took its lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(100));
     let out = Command::new(bin())
         .args(["selfplay", "--worker", "1", "--run"])
         .arg(&run)
@@ -215,6 +224,7 @@ fn selfplay_workers_learner_and_evaluator_finish_a_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("already running"), "{err}");
+    let learner = start(&run, &["learn"]);
     wait_ok(learner, "learn", LIMIT);
     for (i, w) in workers.into_iter().enumerate() {
         wait_ok(w, &format!("selfplay worker {}", i + 1), LIMIT);
