@@ -315,6 +315,7 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
         out.contains("tables: placements of 4 to 7 geese, sideways steps"),
         "{out}"
     );
+    assert!(out.contains("; every layer kept: "), "{out}");
     assert!(
         out.contains("layer  7 geese:       4272048 placements; fox to move: foxes win"),
         "{out}"
@@ -352,6 +353,10 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
         "--replay-lines",
         "2",
     ]);
+    assert!(
+        top.contains("only what the next layer needs kept (every layer would need"),
+        "{top}"
+    );
     assert!(top.contains("value: draw"), "{top}");
     assert!(top.contains("checked: 2 games over the rules"), "{top}");
     // A counter beyond what the level's tables answer is refused.

@@ -166,6 +166,15 @@ impl Keep {
         }
     }
 
+    /// The layers a build up to `max_geese` geese with `config` keeps, the
+    /// MiB it needs then, and the memory limit it chose them by (the
+    /// config's, else the memory available now).
+    pub fn planned(max_geese: u32, config: &RetroConfig) -> (Keep, u64, Option<u64>) {
+        let limit = config.memory_limit_mib.or_else(available_mib);
+        let keep = Keep::for_memory(max_geese, config.threads, limit);
+        (keep, keep.need_mib(max_geese, config.threads), limit)
+    }
+
     /// MiB a build up to `max_geese` geese needs at its peak with these
     /// layers kept, work included.
     pub fn need_mib(self, max_geese: u32, threads: usize) -> u64 {
@@ -318,9 +327,7 @@ impl SidewaysTables {
                 most: MAX_GEESE,
             });
         }
-        let limit = config.memory_limit_mib.or_else(available_mib);
-        let keep = Keep::for_memory(max_geese, config.threads, limit);
-        let need_mib = keep.need_mib(max_geese, config.threads);
+        let (keep, need_mib, limit) = Keep::planned(max_geese, config);
         if let Some(limit_mib) = limit {
             if need_mib > limit_mib {
                 return Err(RetroError::Memory {

@@ -301,8 +301,16 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         threads: args.threads,
         memory_limit_mib: args.tt_mb.map(|m| m as u64),
     };
+    let (keep, need_mib, _) = retro_sideways::Keep::planned(geese, &config);
+    let kept = match keep {
+        retro_sideways::Keep::All => "every layer kept".to_string(),
+        retro_sideways::Keep::Top => format!(
+            "only what the next layer needs kept (every layer would need {} MiB)",
+            retro_sideways::Keep::All.need_mib(geese, config.threads)
+        ),
+    };
     println!(
-        "tables: placements of 4 to {geese} geese, sideways steps, {} MiB, and up to {} MiB of work, {} threads",
+        "tables: placements of 4 to {geese} geese, sideways steps, {} MiB in all, and up to {} MiB of work, {} threads; {kept}: {need_mib} MiB at the peak",
         retro_sideways::memory_bytes(geese).div_ceil(1 << 20),
         retro_sideways::work_bytes(geese, config.threads).div_ceil(1 << 20),
         config.threads
