@@ -291,13 +291,9 @@ fn solve_retro_builds_tables_checks_them_and_agrees_with_the_dag_search() {
     );
 }
 
-#[test]
-fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
-    // Seven geese, sideways steps: the four-plane tables of 4 to 7 geese
-    // (71 MiB, seconds). The fox roams free of six geese that can shuffle
-    // for ever: a draw.
-    let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
-    let out = ok(&[
+/// `solve --variant classic --sideways --method retro --fen FEN`, then `extra`.
+fn sideways_retro<'a>(fen: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
         "solve",
         "--variant",
         "classic",
@@ -306,11 +302,21 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
         "retro",
         "--fen",
         fen,
-        "--threads",
-        "2",
-        "--replay-lines",
-        "5",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
+    // Seven geese, sideways steps: the four-plane tables of 4 to 7 geese
+    // (71 MiB, seconds). The fox roams free of six geese that can shuffle
+    // for ever: a draw.
+    let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
+    let out = ok(&sideways_retro(
+        fen,
+        &["--threads", "2", "--replay-lines", "5"],
+    ));
     assert!(
         out.contains("tables: placements of 4 to 7 geese, sideways steps"),
         "{out}"
@@ -325,34 +331,16 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
     assert!(out.contains("checked: 5 games over the rules"), "{out}");
     // Shut in on c7 with every goose move keeping it so: a geese win, the
     // same with sideways steps as without.
-    let trapped = ok(&[
-        "solve",
-        "--variant",
-        "classic",
-        "--sideways",
-        "--method",
-        "retro",
-        "--fen",
+    let trapped = ok(&sideways_retro(
         "FGG/GG./..G.G../......./......./.../... f 0",
-        "--replay-lines",
-        "1",
-    ]);
+        &["--replay-lines", "1"],
+    ));
     assert!(trapped.contains("value: geese win"), "{trapped}");
     // Under a cap that fits only the top layer's build, the same value.
-    let top = ok(&[
-        "solve",
-        "--variant",
-        "classic",
-        "--sideways",
-        "--method",
-        "retro",
-        "--fen",
+    let top = ok(&sideways_retro(
         fen,
-        "--tt-mb",
-        "64",
-        "--replay-lines",
-        "2",
-    ]);
+        &["--tt-mb", "64", "--replay-lines", "2"],
+    ));
     assert!(
         top.contains("only what the next layer needs kept (every layer would need"),
         "{top}"
@@ -360,16 +348,10 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
     assert!(top.contains("value: draw"), "{top}");
     assert!(top.contains("checked: 2 games over the rules"), "{top}");
     // A counter beyond what the level's tables answer is refused.
-    let err = fails(&[
-        "solve",
-        "--variant",
-        "classic",
-        "--sideways",
-        "--method",
-        "retro",
-        "--fen",
+    let err = fails(&sideways_retro(
         "..F/.../......./..GGG../..GGG../.../.G. f 99",
-    ]);
+        &[],
+    ));
     assert!(err.contains("quiet counter 99"), "{err}");
 }
 
