@@ -119,6 +119,7 @@
 pub mod dag;
 pub mod retro;
 pub mod retro_sideways;
+pub mod saved_chains;
 mod search;
 pub mod suite;
 pub mod tt;

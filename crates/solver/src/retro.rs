@@ -102,6 +102,8 @@ pub enum RetroError {
         built: &'static str,
         asked: &'static str,
     },
+    #[error("saved chain planes {path}: {what}")]
+    SavedChains { path: String, what: String },
     #[error("line {line}, after {moves}: {what}")]
     Inconsistent {
         line: usize,
@@ -119,6 +121,11 @@ pub struct RetroConfig {
     /// system reports available (`/proc/meminfo`), unchecked where it
     /// reports nothing.
     pub memory_limit_mib: Option<u64>,
+    /// Builds with sideways steps: a directory where each layer's chain
+    /// planes are saved once built, and from which a build resumes above
+    /// the most geese saved there ([`crate::saved_chains`]); `None`:
+    /// nothing is saved or read.
+    pub layers_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for RetroConfig {
@@ -126,6 +133,7 @@ impl Default for RetroConfig {
         RetroConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_limit_mib: None,
+            layers_dir: None,
         }
     }
 }
@@ -999,6 +1007,7 @@ mod tests {
         RetroConfig {
             threads: 2,
             memory_limit_mib: None,
+            layers_dir: None,
         }
     }
 
@@ -1184,6 +1193,7 @@ mod tests {
         let limited = RetroConfig {
             threads: 1,
             memory_limit_mib: Some(1),
+            layers_dir: None,
         };
         assert!(matches!(
             RetroTables::build(9, false, &limited, |_| {}),
@@ -1192,6 +1202,7 @@ mod tests {
         let no_threads = RetroConfig {
             threads: 0,
             memory_limit_mib: None,
+            layers_dir: None,
         };
         assert_eq!(
             RetroTables::build(5, false, &no_threads, |_| {}).err(),

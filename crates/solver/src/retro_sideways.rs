@@ -76,7 +76,10 @@
 //! need 14,603 MiB rather than 33,514, and 17 geese 19,381 rather than
 //! 52,895 (13 geese: 15,261 with every layer kept). Each layer is reported, with the tables as
 //! they stand, before it is dropped, so that its start can be looked up
-//! and played from.
+//! and played from. For the same reason a build can be split over several
+//! sittings: with a layers directory each layer's chain planes are saved
+//! as it is done, and a later build goes on above the last one saved
+//! ([`crate::saved_chains`]).
 //!
 //! # How it is checked
 //!
@@ -93,6 +96,7 @@ use crate::retro::{
     RetroError, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
 };
 use crate::retro::{for_each_placement, potential_of, BitScatter, Job};
+use crate::saved_chains;
 use crate::Value;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
 use rayon::prelude::*;
@@ -124,6 +128,10 @@ pub struct SidewaysLayerStats {
     pub geese_to_move_fox_wins: u64,
     pub geese_to_move_geese_wins: u64,
     pub elapsed: Duration,
+    /// The time taken to write the layer's chain planes to
+    /// [`RetroConfig::layers_dir`]; `None` where they were not written
+    /// (no directory, the top layer, or a layer read back from one).
+    pub saved_in: Option<Duration>,
 }
 
 /// A position's value at its quiet counter, with a move that keeps it
@@ -307,11 +315,14 @@ pub struct SidewaysTables {
 const MOST_SUMMED_ROWS: usize = 6 * POINTS;
 
 impl SidewaysTables {
-    /// Builds the tables for placements of 4 to `max_geese` geese.
     /// Builds the tables for placements of 4 to `max_geese` geese, all of
     /// them if they fit in the memory allowed (`config`, else the memory
     /// available), else the last two ([`Keep`]). `progress` sees each
-    /// layer as it is done, with the tables as they stand then.
+    /// layer as it is done, with the tables as they stand then. With
+    /// [`RetroConfig::layers_dir`], each layer's chain planes are saved
+    /// there, and the build starts above the most geese saved there
+    /// (below `max_geese`): the layers up to it are then not held, and
+    /// their statistics are the saved ones.
     pub fn build(
         max_geese: u32,
         corner_links: bool,
@@ -352,7 +363,27 @@ impl SidewaysTables {
             .expect("a thread pool starts");
         #[cfg(target_arch = "x86_64")]
         let fast = Bmi2Bits::detect();
-        for geese in GEESE_NEEDED..=max_geese {
+        // A saved layer stands in for every layer up to it: the next
+        // reads only its chain planes.
+        let mut first = GEESE_NEEDED;
+        if let Some(dir) = &config.layers_dir {
+            std::fs::create_dir_all(dir).map_err(|e| RetroError::SavedChains {
+                path: dir.display().to_string(),
+                what: format!("cannot create the directory: {e}"),
+            })?;
+            if let Some(saved) = saved_chains::find_saved(dir, corner_links, max_geese)? {
+                let chains = saved_chains::load(&saved, corner_links)?;
+                for _ in GEESE_NEEDED..=saved.geese {
+                    tables.planes.push(None);
+                    tables.chains.push(None);
+                    tables.settled.push(vec![0; MOST_SUMMED_ROWS + 1]);
+                }
+                *tables.chains.last_mut().unwrap() = Some(chains);
+                tables.stats = saved.stats;
+                first = saved.geese + 1;
+            }
+        }
+        for geese in first..=max_geese {
             tables
                 .planes
                 .push(Some(std::array::from_fn(|_| Layer::new(geese))));
@@ -367,7 +398,7 @@ impl SidewaysTables {
             #[cfg(not(target_arch = "x86_64"))]
             let built = pool.install(|| tables.build_layer(geese, &PortableBits));
             let placements = binomial(POINTS as u32, geese);
-            let stats = SidewaysLayerStats {
+            let mut stats = SidewaysLayerStats {
                 geese,
                 placements,
                 fox_to_move: placements * (POINTS as u64 - geese as u64),
@@ -377,13 +408,19 @@ impl SidewaysTables {
                 geese_to_move_fox_wins: built.counts[GEESE_FOX],
                 geese_to_move_geese_wins: built.counts[GEESE_GEESE],
                 elapsed: started.elapsed(),
+                saved_in: None,
             };
             tables.settled.push(built.settled);
             tables.stats.push(stats.clone());
+            let here = (geese - GEESE_NEEDED) as usize;
+            if let (Some(dir), Some(chains)) = (&config.layers_dir, &tables.chains[here]) {
+                let saving = Instant::now();
+                saved_chains::save(dir, corner_links, &tables.stats, chains)?;
+                stats.saved_in = Some(saving.elapsed());
+            }
             progress(&stats, &tables);
             // The next layer reads this layer's chain planes, not the
             // layer below's.
-            let here = (geese - GEESE_NEEDED) as usize;
             if here > 0 {
                 tables.chains[here - 1] = None;
             }
@@ -1104,6 +1141,7 @@ mod tests {
         let config = RetroConfig {
             threads: 2,
             memory_limit_mib: None,
+            layers_dir: None,
         };
         let tables = SidewaysTables::build(7, false, &config, |_, _| {}).unwrap();
         let mut solver = Solver::new(SolverConfig {
@@ -1194,6 +1232,7 @@ mod tests {
         let config = RetroConfig {
             threads: 2,
             memory_limit_mib: None,
+            layers_dir: None,
         };
         let tables = SidewaysTables::build(6, false, &config, |_, _| {}).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -1225,6 +1264,7 @@ mod tests {
             &RetroConfig {
                 threads: 2,
                 memory_limit_mib: None,
+                layers_dir: None,
             },
             |_, _| {},
         )
@@ -1239,6 +1279,7 @@ mod tests {
             &RetroConfig {
                 threads: 2,
                 memory_limit_mib: Some(cap),
+                layers_dir: None,
             },
             |layer, tables| reported.push((layer.geese, tables.min_geese())),
         )
@@ -1273,6 +1314,7 @@ mod tests {
                 &RetroConfig {
                     threads: 2,
                     memory_limit_mib: Some(cap - 1),
+                    layers_dir: None,
                 },
                 |_, _| {},
             ),
@@ -1285,6 +1327,7 @@ mod tests {
         let config = RetroConfig {
             threads: 1,
             memory_limit_mib: None,
+            layers_dir: None,
         };
         let tables = SidewaysTables::build(5, false, &config, |_, _| {}).unwrap();
         let forward_only = Position::start(classic_variant(13, false).unwrap());
