@@ -356,6 +356,102 @@ fn solve_retro_with_sideways_steps_gives_draws_and_checks_lines() {
 }
 
 #[test]
+fn solve_retro_with_sideways_steps_saves_layers_and_resumes_above_them() {
+    let dir = scratch("layers-dir");
+    let layers = dir.join("layers");
+    let layers_arg = layers.to_str().unwrap();
+    // Six geese: layers 4 and 5 are saved, not the top.
+    let six = ok(&sideways_retro(
+        "..F/.../......./..GGG../..GGG../.../... f 0",
+        &[
+            "--threads",
+            "2",
+            "--replay-lines",
+            "2",
+            "--layers-dir",
+            layers_arg,
+        ],
+    ));
+    assert!(
+        six.contains("no saved layer below 6 geese in") && six.contains("building from 4 geese"),
+        "{six}"
+    );
+    assert!(
+        six.contains("layer  5 geese:        237336 placements;"),
+        "{six}"
+    );
+    assert!(six.contains("; chain planes saved in "), "{six}");
+    let mut files: Vec<String> = std::fs::read_dir(&layers)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "chains-classic-sideways-4.bin",
+            "chains-classic-sideways-5.bin"
+        ]
+    );
+    // Seven geese go on above layer 5, with the same value as a whole build.
+    let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
+    let seven = ok(&sideways_retro(
+        fen,
+        &[
+            "--threads",
+            "2",
+            "--replay-lines",
+            "2",
+            "--layers-dir",
+            layers_arg,
+        ],
+    ));
+    assert!(
+        seven.contains("resuming above layer 5 from ")
+            && seven.contains("chains-classic-sideways-5.bin"),
+        "{seven}"
+    );
+    assert!(
+        seven.contains("layer  5 geese:        237336 placements;") && seven.contains(" [saved]"),
+        "{seven}"
+    );
+    assert!(
+        seven.contains("layer  7 geese:       4272048 placements;"),
+        "{seven}"
+    );
+    assert!(seven.contains("value: draw"), "{seven}");
+    // A damaged layer file stops the build with its name.
+    let saved_six = layers.join("chains-classic-sideways-6.bin");
+    let bytes = std::fs::read(&saved_six).unwrap();
+    std::fs::write(&saved_six, &bytes[..bytes.len() - 9]).unwrap();
+    let err = fails(&sideways_retro(fen, &["--layers-dir", layers_arg]));
+    assert!(
+        err.contains("saved chain planes") && err.contains("chains-classic-sideways-6.bin"),
+        "{err}"
+    );
+    // Only the sideways retrograde build has layers to save.
+    let err = fails(&["solve", "--layers-dir", layers_arg]);
+    assert!(
+        err.contains("--layers-dir saves the layers of --method retro"),
+        "{err}"
+    );
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "retro",
+        "--layers-dir",
+        layers_arg,
+    ]);
+    assert!(
+        err.contains("--layers-dir saves the layers of a build with sideways steps"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn solve_retro_refuses_two_foxes_and_tables_over_the_memory_cap() {
     let err = fails(&["solve", "--method", "retro"]);
     assert!(

@@ -1023,6 +1023,7 @@ impl SidewaysTables {
 mod tests {
     use super::*;
     use crate::retro::classic_variant;
+    use crate::saved_chains::{chains_path, find_saved};
     use crate::{Solver, SolverConfig};
     use halatafl_rules::{Bitboard, Point, Variant};
     use rand::seq::{IndexedRandom, SliceRandom};
@@ -1320,6 +1321,113 @@ mod tests {
             ),
             Err(RetroError::Memory { .. })
         ));
+    }
+
+    /// The statistics a build reports, less its timings.
+    fn without_times(stats: &[SidewaysLayerStats]) -> Vec<SidewaysLayerStats> {
+        stats
+            .iter()
+            .map(|s| SidewaysLayerStats {
+                elapsed: Duration::ZERO,
+                saved_in: None,
+                ..s.clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_build_resumes_from_saved_chain_planes() {
+        let dir = std::env::temp_dir().join(format!("halatafl-chains-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = |layers_dir: Option<&std::path::Path>| RetroConfig {
+            threads: 2,
+            memory_limit_mib: None,
+            layers_dir: layers_dir.map(|d| d.to_path_buf()),
+        };
+        let whole = SidewaysTables::build(7, false, &config(None), |_, _| {}).unwrap();
+        // A build to 6 saves layers 4 and 5 (not its top: it has no chain
+        // planes), each before it is reported.
+        let mut saved = Vec::new();
+        SidewaysTables::build(6, false, &config(Some(&dir)), |layer, _| {
+            saved.push((layer.geese, layer.saved_in.is_some()));
+            assert_eq!(
+                chains_path(&dir, false, layer.geese).exists(),
+                layer.saved_in.is_some()
+            );
+        })
+        .unwrap();
+        assert_eq!(saved, vec![(4, true), (5, true), (6, false)]);
+        // A build to 7 goes on above layer 5 and saves layer 6 on the way.
+        let found = find_saved(&dir, false, 7).unwrap().unwrap();
+        assert_eq!(found.geese, 5);
+        assert_eq!(find_saved(&dir, true, 7).unwrap(), None);
+        let mut built = Vec::new();
+        let resumed = SidewaysTables::build(7, false, &config(Some(&dir)), |layer, _| {
+            built.push(layer.geese)
+        })
+        .unwrap();
+        assert_eq!(built, vec![6, 7]);
+        assert!(chains_path(&dir, false, 6).exists());
+        assert_eq!(resumed.min_geese(), 6);
+        assert_eq!(
+            without_times(resumed.layer_stats()),
+            without_times(whole.layer_stats())
+        );
+        let (mut rng, mut answered) = (ChaCha8Rng::seed_from_u64(17), 0);
+        for i in 0..2_000 {
+            let p = if i % 2 == 0 {
+                random_position(&mut rng, 7, false)
+            } else {
+                position_in_the_top_arm(&mut rng, 7)
+            };
+            assert_eq!(resumed.outcome(&p), whole.outcome(&p), "{}", p.fen());
+            // Where a level must be solved again the resumed tables lack
+            // the layers below; elsewhere the moves are the same.
+            if let Ok(v) = resumed.value(&p) {
+                assert_eq!(Ok(v), whole.value(&p), "{}", p.fen());
+                answered += 1;
+            }
+        }
+        assert!(answered > 1_000, "{answered} moves compared");
+        // A damaged file is refused, by name, with what is wrong.
+        let six = chains_path(&dir, false, 6);
+        let mut bytes = std::fs::read(&six).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x10;
+        std::fs::write(&six, &bytes).unwrap();
+        let refusal = |dir: &std::path::Path| match SidewaysTables::build(
+            7,
+            false,
+            &config(Some(dir)),
+            |_, _| {},
+        ) {
+            Err(RetroError::SavedChains { path, what }) => format!("{path}: {what}"),
+            other => panic!(
+                "a damaged file was read: {:?}",
+                other.map(|t| t.max_geese())
+            ),
+        };
+        let text = refusal(&dir);
+        assert!(
+            text.contains("chains-classic-sideways-6.bin") && text.contains("checksum"),
+            "{text}"
+        );
+        std::fs::write(&six, &bytes[..middle]).unwrap();
+        let text = refusal(&dir);
+        assert!(text.contains("bytes; its header says"), "{text}");
+        bytes[..8].copy_from_slice(b"NOTCHAIN");
+        std::fs::write(&six, &bytes).unwrap();
+        let text = refusal(&dir);
+        assert!(text.contains("wrong magic bytes"), "{text}");
+        // The layer below is whole: without layer 6's file the build
+        // resumes above 5 again.
+        std::fs::remove_file(&six).unwrap();
+        let again = SidewaysTables::build(7, false, &config(Some(&dir)), |_, _| {}).unwrap();
+        assert_eq!(
+            without_times(again.layer_stats()),
+            without_times(whole.layer_stats())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
