@@ -360,17 +360,18 @@ fn solve_retro_with_sideways_steps_saves_layers_and_resumes_above_them() {
     let dir = scratch("layers-dir");
     let layers = dir.join("layers");
     let layers_arg = layers.to_str().unwrap();
+    let saving = [
+        "--threads",
+        "2",
+        "--replay-lines",
+        "2",
+        "--layers-dir",
+        layers_arg,
+    ];
     // Six geese: layers 4 and 5 are saved, not the top.
     let six = ok(&sideways_retro(
         "..F/.../......./..GGG../..GGG../.../... f 0",
-        &[
-            "--threads",
-            "2",
-            "--replay-lines",
-            "2",
-            "--layers-dir",
-            layers_arg,
-        ],
+        &saving,
     ));
     assert!(
         six.contains("no saved layer below 6 geese in") && six.contains("building from 4 geese"),
@@ -395,17 +396,7 @@ fn solve_retro_with_sideways_steps_saves_layers_and_resumes_above_them() {
     );
     // Seven geese go on above layer 5, with the same value as a whole build.
     let fen = "..F/.../......./..GGG../..GGG../.../.G. f 0";
-    let seven = ok(&sideways_retro(
-        fen,
-        &[
-            "--threads",
-            "2",
-            "--replay-lines",
-            "2",
-            "--layers-dir",
-            layers_arg,
-        ],
-    ));
+    let seven = ok(&sideways_retro(fen, &saving));
     assert!(
         seven.contains("resuming above layer 5 from ")
             && seven.contains("chains-classic-sideways-5.bin"),
