@@ -84,6 +84,7 @@ def main():
     proven = defaultdict(int)
     errors = defaultdict(list)
     earliest = {}
+    value_at = {(r["game"], r["ply"]): r["value"] for r in suite}
     for row in suite:
         game = games.get(row["game"])
         if game is None:
@@ -102,10 +103,7 @@ def main():
         played = game["moves"][row["ply"]]
         if row["value"] != ("geese" if row["mover"] == "foxes" else "foxes") and played not in row["keeping"]:
             # Where the next position is proven too, what the move led to.
-            after = next(
-                (r["value"] for r in suite if r["game"] == row["game"] and r["ply"] == row["ply"] + 1),
-                "not proven",
-            )
+            after = value_at.get((row["game"], row["ply"] + 1), "not proven")
             errors[who].append((row["game"], row["ply"], row["value"], played, after))
     print(f"games: {len(games)}; suite positions counted: {sum(proven.values())}")
     for who in sorted(proven):
