@@ -159,20 +159,40 @@ fn read_header(
         let v: [u64; 9] = std::array::from_fn(|i| {
             u64::from_le_bytes(record[8 * i..8 * i + 8].try_into().unwrap())
         });
-        stats.push(SidewaysLayerStats {
-            geese: v[0] as u32,
-            placements: v[1],
-            fox_to_move: v[2],
-            fox_wins: v[3],
-            geese_wins: v[4],
-            longest: v[5] as u32,
-            geese_to_move_fox_wins: v[6],
-            geese_to_move_geese_wins: v[7],
-            elapsed: Duration::from_nanos(v[8]),
-            saved_in: None,
-        });
+        stats.push(stats_from_record(v));
     }
     Ok((stats, words))
+}
+
+/// A layer's statistics as the file's nine words, in the field order
+/// [`stats_from_record`] reads them back.
+fn stats_record(s: &SidewaysLayerStats) -> [u64; 9] {
+    [
+        s.geese as u64,
+        s.placements,
+        s.fox_to_move,
+        s.fox_wins,
+        s.geese_wins,
+        s.longest as u64,
+        s.geese_to_move_fox_wins,
+        s.geese_to_move_geese_wins,
+        s.elapsed.as_nanos() as u64,
+    ]
+}
+
+fn stats_from_record(v: [u64; 9]) -> SidewaysLayerStats {
+    SidewaysLayerStats {
+        geese: v[0] as u32,
+        placements: v[1],
+        fox_to_move: v[2],
+        fox_wins: v[3],
+        geese_wins: v[4],
+        longest: v[5] as u32,
+        geese_to_move_fox_wins: v[6],
+        geese_to_move_geese_wins: v[7],
+        elapsed: Duration::from_nanos(v[8]),
+        saved_in: None,
+    }
 }
 
 /// Reads a saved layer's two chain planes, checking the whole file.
@@ -255,17 +275,7 @@ fn write_file(
     }
     out.write_all(&(planes[0].words.len() as u64).to_le_bytes())?;
     for s in stats {
-        for v in [
-            s.geese as u64,
-            s.placements,
-            s.fox_to_move,
-            s.fox_wins,
-            s.geese_wins,
-            s.longest as u64,
-            s.geese_to_move_fox_wins,
-            s.geese_to_move_geese_wins,
-            s.elapsed.as_nanos() as u64,
-        ] {
+        for v in stats_record(s) {
             out.write_all(&v.to_le_bytes())?;
         }
     }
