@@ -181,12 +181,29 @@ impl std::fmt::Debug for Trainer {
     }
 }
 
+/// Held while weights are drawn from libtorch's generator after seeding it.
+static SEEDED_DRAWS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` (which draws initial weights) right after seeding libtorch's
+/// generator with `seed`, with no other seeded draw in between.
+///
+/// Decision: libtorch has one generator per process, so two threads that
+/// each seed it and then draw interleave their draws, and a seeded network
+/// gets other weights than the same seed gives alone (seen as a flaky test
+/// when the test harness built trainers on parallel threads). Holding a
+/// lock over seed-and-draw makes a seed fix the weights wherever the
+/// trainer is built.
+fn seeded<T>(seed: u64, f: impl FnOnce() -> T) -> T {
+    let _held = SEEDED_DRAWS.lock().unwrap_or_else(|e| e.into_inner());
+    tch::manual_seed(seed as i64);
+    f()
+}
+
 impl Trainer {
     /// A freshly initialised network. `seed` fixes the initial weights.
     pub fn new(net_config: NetConfig, config: TrainConfig, device: Device, seed: u64) -> Trainer {
-        tch::manual_seed(seed as i64);
         let vs = nn::VarStore::new(device);
-        let net = PolicyValueNet::new(&vs.root(), net_config);
+        let net = seeded(seed, || PolicyValueNet::new(&vs.root(), net_config));
         let mut t = Trainer {
             vs,
             net,
@@ -282,9 +299,10 @@ impl Trainer {
         if self.net.moves_left.is_some() {
             return;
         }
-        tch::manual_seed(seed as i64);
         let config = self.net.config.with_moves_left_head(true);
-        self.net.moves_left = Some(MovesLeftHead::new(&self.vs.root(), &config));
+        self.net.moves_left = Some(seeded(seed, || {
+            MovesLeftHead::new(&self.vs.root(), &config)
+        }));
         self.net.config = config;
         let mut old: std::collections::HashMap<String, (Tensor, Tensor)> = self
             .moments

@@ -71,6 +71,33 @@ fn trained(n: usize, seed: u64, steps: usize) -> (Trainer, Vec<Sample>, Batch) {
     (t, data, batch)
 }
 
+/// A seed fixes a trainer's initial weights even while other threads build
+/// trainers with other seeds (libtorch has one generator per process).
+#[test]
+fn a_seed_fixes_the_weights_while_other_threads_build_trainers() {
+    let alone = trainer(7);
+    let built: Vec<Trainer> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8u64)
+            .map(|i| scope.spawn(move || trainer(if i % 2 == 0 { 7 } else { 100 + i })))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let weights = alone.vs.variables();
+    for (i, t) in built.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+        for (name, var) in t.vs.variables() {
+            assert!(
+                var.equal(&weights[&name]),
+                "trainer {i}: {name} differs from the same seed's alone"
+            );
+        }
+    }
+    let other = built[1].vs.variables();
+    assert!(
+        other.iter().any(|(name, var)| !var.equal(&weights[name])),
+        "another seed gave the same weights"
+    );
+}
+
 #[test]
 fn tiny_net_overfits_a_fixed_batch() {
     let data = samples(32, 1);
