@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fails, halatafl, read_csv, scratch};
+use common::{fails, halatafl, read_csv, scratch, workspace};
 
 /// Runs a command that must succeed and returns its standard output.
 fn ok(args: &[&str]) -> String {
@@ -128,6 +128,165 @@ fn suite_from_games_then_accuracy() {
     ]);
     assert!(out.contains("(4 positions)"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("| all | 4 |")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `python3 scripts/value-drops.py --games G --suite S [--result R]`.
+fn value_drops(games: &str, suite: &str, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new("python3")
+        .arg(workspace().join("scripts/value-drops.py"))
+        .args(["--games", games, "--suite", suite])
+        .args(extra)
+        .output()
+        .expect("python3 runs")
+}
+
+/// The drops a suite shows in its games, counted here apart from the
+/// script: a mover who does not lose there, and a played move that is not
+/// among the keeping ones.
+fn drops_in(
+    games: &[std::collections::BTreeMap<String, String>],
+    suite: &[std::collections::BTreeMap<String, String>],
+) -> (usize, usize) {
+    let (mut counted, mut dropped) = (0, 0);
+    for row in suite {
+        let game = games.iter().find(|g| g["game"] == row["game"]).unwrap();
+        let moves: Vec<&str> = game["moves"].split_whitespace().collect();
+        let ply: usize = row["ply"].parse().unwrap();
+        if ply == moves.len() {
+            continue;
+        }
+        counted += 1;
+        let mover_loses = match row["fen"].split(' ').nth(1) {
+            Some("f") => "geese",
+            _ => "foxes",
+        };
+        let keeping: Vec<&str> = row["keeping_moves"].split_whitespace().collect();
+        if row["value"] != mover_loses && !keeping.contains(&moves[ply]) {
+            dropped += 1;
+        }
+    }
+    (counted, dropped)
+}
+
+/// scripts/value-drops.py on a real match and the suite solved from it:
+/// its counts match the suite's rows, a keeping-moves list that leaves out
+/// the move played is reported as a value given away, and a suite of
+/// another match is refused by name.
+#[test]
+fn value_drops_script_finds_the_moves_that_gave_proven_values_away() {
+    let dir = scratch("value-drops");
+    let games = dir.join("games.csv");
+    let suite = dir.join("suite.csv");
+    let (g, s) = (games.to_str().unwrap(), suite.to_str().unwrap());
+    // Games that end in a win, so their last plies are proven cheaply.
+    ok(&[
+        "match",
+        "alphabeta:depth=2",
+        "alphabeta:depth=3",
+        "--games",
+        "2",
+        "--threads",
+        "1",
+        "--csv",
+        g,
+    ]);
+    ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--out",
+        s,
+        "--every",
+        "1",
+        "--max-positions",
+        "12",
+        "--budget-nodes",
+        "20000",
+        "--tt-mb",
+        "4",
+    ]);
+    let game_rows = read_csv(&games);
+    let mut suite_rows = read_csv(&suite);
+    let report = |suite: &str| {
+        let out = value_drops(g, suite, &[]);
+        assert!(
+            out.status.success(),
+            "value-drops failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let given_away = |out: &str| -> usize {
+        out.lines()
+            .filter(|l| l.contains(" values given away"))
+            .map(|l| {
+                let words: Vec<&str> = l.split_whitespace().collect();
+                words[words.len() - 4].parse::<usize>().unwrap()
+            })
+            .sum()
+    };
+    let (counted, dropped) = drops_in(&game_rows, &suite_rows);
+    let out = report(s);
+    assert!(
+        out.contains(&format!("games: 2; suite positions counted: {counted}\n")),
+        "{out}"
+    );
+    assert_eq!(given_away(&out), dropped, "{out}");
+
+    // A row whose mover does not lose and played a keeping move, with that
+    // move taken out of its keeping moves: one more value given away, there.
+    let row = suite_rows
+        .iter_mut()
+        .find(|r| {
+            let game = game_rows.iter().find(|g| g["game"] == r["game"]).unwrap();
+            let side = r["fen"].split(' ').nth(1).unwrap();
+            let loses = if side == "f" { "geese" } else { "foxes" };
+            let ply = r["ply"].parse::<usize>().unwrap();
+            let played = game["moves"].split_whitespace().nth(ply);
+            r["value"] != loses
+                && played.is_some_and(|m| r["keeping_moves"].split_whitespace().any(|k| k == m))
+        })
+        .expect("the suite has a position whose mover does not lose and keeps its value");
+    let ply: usize = row["ply"].parse().unwrap();
+    let game = game_rows.iter().find(|g| g["game"] == row["game"]).unwrap();
+    let played = game["moves"]
+        .split_whitespace()
+        .nth(ply)
+        .unwrap()
+        .to_string();
+    row.insert("keeping_moves".into(), "not-a-move".into());
+    let (game_no, value) = (row["game"].clone(), row["value"].clone());
+    let edited = dir.join("edited.csv");
+    let mut writer = csv::Writer::from_path(&edited).unwrap();
+    writer
+        .write_record(suite_rows[0].keys().collect::<Vec<_>>())
+        .unwrap();
+    for r in &suite_rows {
+        writer.write_record(r.values().collect::<Vec<_>>()).unwrap();
+    }
+    writer.flush().unwrap();
+    let (_, dropped_now) = drops_in(&game_rows, &suite_rows);
+    let out = report(edited.to_str().unwrap());
+    assert_eq!(dropped_now, dropped + 1);
+    assert_eq!(given_away(&out), dropped_now, "{out}");
+    assert!(
+        out.contains(&format!(
+            "game {game_no}, ply {ply}: {value} given away by {played}"
+        )),
+        "{out}"
+    );
+
+    // A suite row of a game the games CSV does not have.
+    let other = dir.join("other.csv");
+    std::fs::write(&other, "game,moves,foxes,geese,result\n").unwrap();
+    let out = value_drops(other.to_str().unwrap(), s, &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("is not in") && err.contains("other.csv"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -78,7 +78,8 @@ pub struct SolveArgs {
     /// solved, latest plies first, and the proven ones written to --out.
     #[arg(long, requires = "out", conflicts_with = "fen")]
     pub from_games: Option<PathBuf>,
-    /// Suite mode: the suite CSV to write (atomically).
+    /// Suite mode: the suite CSV to write (atomically, every 50 solved
+    /// positions and at the end).
     #[arg(long, requires = "from_games")]
     pub out: Option<PathBuf>,
     /// Suite mode: stop after this many solved positions.
@@ -571,11 +572,15 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             ply: c.ply,
             game: c.game,
         });
+        // Every 50 positions the suite so far replaces the file, so a
+        // long build that is stopped keeps what it has solved.
         if suite.len().is_multiple_of(50) {
+            write_csv_atomic(out, &suite).with_context(|| format!("writing {}", out.display()))?;
             eprintln!(
-                "{} solved of {tried} tried ({:.0} s)",
+                "{} solved of {tried} tried ({:.0} s), written to {}",
                 suite.len(),
-                started.elapsed().as_secs_f64()
+                started.elapsed().as_secs_f64(),
+                out.display()
             );
         }
     }
