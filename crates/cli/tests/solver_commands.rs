@@ -70,13 +70,10 @@ fn solve_refuses_bad_input() {
     assert!(err.contains("--tt-mb 0"), "{err}");
 }
 
-#[test]
-fn suite_from_games_then_accuracy() {
-    let dir = scratch("suite");
-    let games = dir.join("games.csv");
-    let suite = dir.join("suite.csv");
-    let g = games.to_str().unwrap();
-    let s = suite.to_str().unwrap();
+/// Two alpha-beta games (depth 2 against 3, each side once) written to
+/// the games CSV `csv`: both end in a win, so their last plies are proven
+/// within small budgets.
+fn two_decided_games(csv: &str) {
     ok(&[
         "match",
         "alphabeta:depth=2",
@@ -86,8 +83,18 @@ fn suite_from_games_then_accuracy() {
         "--threads",
         "1",
         "--csv",
-        g,
+        csv,
     ]);
+}
+
+#[test]
+fn suite_from_games_then_accuracy() {
+    let dir = scratch("suite");
+    let games = dir.join("games.csv");
+    let suite = dir.join("suite.csv");
+    let g = games.to_str().unwrap();
+    let s = suite.to_str().unwrap();
+    two_decided_games(g);
     let out = ok(&[
         "solve",
         "--from-games",
@@ -131,12 +138,11 @@ fn suite_from_games_then_accuracy() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `python3 scripts/value-drops.py --games G --suite S [--result R]`.
-fn value_drops(games: &str, suite: &str, extra: &[&str]) -> std::process::Output {
+/// `python3 scripts/value-drops.py --games G --suite S`.
+fn value_drops(games: &str, suite: &str) -> std::process::Output {
     std::process::Command::new("python3")
         .arg(workspace().join("scripts/value-drops.py"))
         .args(["--games", games, "--suite", suite])
-        .args(extra)
         .output()
         .expect("python3 runs")
 }
@@ -179,18 +185,7 @@ fn value_drops_script_finds_the_moves_that_gave_proven_values_away() {
     let games = dir.join("games.csv");
     let suite = dir.join("suite.csv");
     let (g, s) = (games.to_str().unwrap(), suite.to_str().unwrap());
-    // Games that end in a win, so their last plies are proven cheaply.
-    ok(&[
-        "match",
-        "alphabeta:depth=2",
-        "alphabeta:depth=3",
-        "--games",
-        "2",
-        "--threads",
-        "1",
-        "--csv",
-        g,
-    ]);
+    two_decided_games(g);
     ok(&[
         "solve",
         "--from-games",
@@ -209,7 +204,7 @@ fn value_drops_script_finds_the_moves_that_gave_proven_values_away() {
     let game_rows = read_csv(&games);
     let mut suite_rows = read_csv(&suite);
     let report = |suite: &str| {
-        let out = value_drops(g, suite, &[]);
+        let out = value_drops(g, suite);
         assert!(
             out.status.success(),
             "value-drops failed: {}",
@@ -280,7 +275,7 @@ fn value_drops_script_finds_the_moves_that_gave_proven_values_away() {
     // A suite row of a game the games CSV does not have.
     let other = dir.join("other.csv");
     std::fs::write(&other, "game,moves,foxes,geese,result\n").unwrap();
-    let out = value_drops(other.to_str().unwrap(), s, &[]);
+    let out = value_drops(other.to_str().unwrap(), s);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
