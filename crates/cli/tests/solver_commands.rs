@@ -147,28 +147,42 @@ fn value_drops(games: &str, suite: &str) -> std::process::Output {
         .expect("python3 runs")
 }
 
+type Row = std::collections::BTreeMap<String, String>;
+
+/// The move the game played at a suite row's position; `None` at a game's
+/// last position.
+fn played_at<'a>(games: &'a [Row], row: &Row) -> Option<&'a str> {
+    let game = games.iter().find(|g| g["game"] == row["game"]).unwrap();
+    let ply: usize = row["ply"].parse().unwrap();
+    game["moves"].split_whitespace().nth(ply)
+}
+
+/// Whether a suite row's value is a draw or a win for the side to move
+/// there: only such a value can be given away.
+fn mover_does_not_lose(row: &Row) -> bool {
+    let loses = match row["fen"].split(' ').nth(1) {
+        Some("f") => "geese",
+        _ => "foxes",
+    };
+    row["value"] != loses
+}
+
+/// Whether `mv` is among a suite row's keeping moves.
+fn keeps(row: &Row, mv: &str) -> bool {
+    row["keeping_moves"].split_whitespace().any(|k| k == mv)
+}
+
 /// The drops a suite shows in its games, counted here apart from the
-/// script: a mover who does not lose there, and a played move that is not
-/// among the keeping ones.
-fn drops_in(
-    games: &[std::collections::BTreeMap<String, String>],
-    suite: &[std::collections::BTreeMap<String, String>],
-) -> (usize, usize) {
+/// script: positions with a move played, and those of them where the mover
+/// did not lose and the move played is not among the keeping ones.
+fn drops_in(games: &[Row], suite: &[Row]) -> (usize, usize) {
     let (mut counted, mut dropped) = (0, 0);
     for row in suite {
-        let game = games.iter().find(|g| g["game"] == row["game"]).unwrap();
-        let moves: Vec<&str> = game["moves"].split_whitespace().collect();
-        let ply: usize = row["ply"].parse().unwrap();
-        if ply == moves.len() {
+        let Some(played) = played_at(games, row) else {
             continue;
-        }
-        counted += 1;
-        let mover_loses = match row["fen"].split(' ').nth(1) {
-            Some("f") => "geese",
-            _ => "foxes",
         };
-        let keeping: Vec<&str> = row["keeping_moves"].split_whitespace().collect();
-        if row["value"] != mover_loses && !keeping.contains(&moves[ply]) {
+        counted += 1;
+        if mover_does_not_lose(row) && !keeps(row, played) {
             dropped += 1;
         }
     }
@@ -233,23 +247,10 @@ fn value_drops_script_finds_the_moves_that_gave_proven_values_away() {
     // move taken out of its keeping moves: one more value given away, there.
     let row = suite_rows
         .iter_mut()
-        .find(|r| {
-            let game = game_rows.iter().find(|g| g["game"] == r["game"]).unwrap();
-            let side = r["fen"].split(' ').nth(1).unwrap();
-            let loses = if side == "f" { "geese" } else { "foxes" };
-            let ply = r["ply"].parse::<usize>().unwrap();
-            let played = game["moves"].split_whitespace().nth(ply);
-            r["value"] != loses
-                && played.is_some_and(|m| r["keeping_moves"].split_whitespace().any(|k| k == m))
-        })
+        .find(|r| mover_does_not_lose(r) && played_at(&game_rows, r).is_some_and(|m| keeps(r, m)))
         .expect("the suite has a position whose mover does not lose and keeps its value");
     let ply: usize = row["ply"].parse().unwrap();
-    let game = game_rows.iter().find(|g| g["game"] == row["game"]).unwrap();
-    let played = game["moves"]
-        .split_whitespace()
-        .nth(ply)
-        .unwrap()
-        .to_string();
+    let played = played_at(&game_rows, row).unwrap().to_string();
     row.insert("keeping_moves".into(), "not-a-move".into());
     let (game_no, value) = (row["game"].clone(), row["value"].clone());
     let edited = dir.join("edited.csv");
