@@ -89,6 +89,12 @@ pub struct NetworkSection {
     /// resumed with this on from a checkpoint without the head adds a
     /// freshly initialised one when it next trains (and says so in its log).
     pub moves_left_head: bool,
+    /// A checkpoint to start from: generation 0 is this network (e.g.
+    /// `models/best.safetensors`, to train the shipped network further)
+    /// instead of a seeded random one. Needs `bootstrap.games = 0` and the
+    /// same preset. Read once, when the run's generation 0 is written; a
+    /// relative path is from where `halatafl train` starts. Empty: none.
+    pub init: String,
 }
 
 impl Default for NetworkSection {
@@ -99,6 +105,7 @@ impl Default for NetworkSection {
             max_batch: 256,
             cache_entries: 1 << 18,
             moves_left_head: false,
+            init: String::new(),
         }
     }
 }
@@ -134,6 +141,36 @@ impl Default for BootstrapSection {
             replay_fraction: 0.25,
             replay_generations: 3,
         }
+    }
+}
+
+/// Which side `selfplay.opponent` plays in a game against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpponentSide {
+    Foxes,
+    Geese,
+    /// Foxes or geese with even odds, drawn per game.
+    Either,
+}
+
+impl SelfPlaySection {
+    /// `opponent_side` parsed.
+    pub fn opponent_side(&self) -> Result<OpponentSide, ConfigError> {
+        match self.opponent_side.as_str() {
+            "foxes" => Ok(OpponentSide::Foxes),
+            "geese" => Ok(OpponentSide::Geese),
+            "either" => Ok(OpponentSide::Either),
+            other => Err(bad(
+                "selfplay.opponent_side",
+                quoted(other),
+                "expected geese, foxes or either",
+            )),
+        }
+    }
+
+    /// Whether some games are played against `opponent`.
+    pub fn has_opponent(&self) -> bool {
+        self.opponent_fraction > 0.0
     }
 }
 
@@ -241,6 +278,20 @@ pub struct SelfPlaySection {
     /// varied middle games, where the start's games all pass through the
     /// same few openings. 0 (the default): every game begins at the start.
     pub start_position_fraction: f64,
+    /// A fixed opponent for a share of the games (a non-network agent spec,
+    /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
+    /// the network the other side, and only the network's moves become
+    /// samples, with the result against this opponent as their value
+    /// target. Self-play alone teaches the losing side nothing about where
+    /// an imperfect opponent goes wrong: against the network's own geese
+    /// every fox position is lost. This is AlphaStar's exploiter idea
+    /// (Vinyals et al., Nature 2019) at its smallest; a depth-limited
+    /// alpha-beta keeps the run reproducible.
+    pub opponent: String,
+    /// Share of each generation's games played against `opponent`.
+    pub opponent_fraction: f64,
+    /// The side `opponent` plays: `geese`, `foxes`, or `either` (drawn per game).
+    pub opponent_side: String,
 }
 
 impl Default for SelfPlaySection {
@@ -255,6 +306,9 @@ impl Default for SelfPlaySection {
             samples_per_shard: 4096,
             result_half_life: 0.0,
             start_position_fraction: 0.0,
+            opponent: String::new(),
+            opponent_fraction: 0.0,
+            opponent_side: "geese".into(),
         }
     }
 }
@@ -632,6 +686,13 @@ impl RunConfig {
 
         let b = &self.bootstrap;
         count("bootstrap.games", b.games, 0..=MAX_GAMES)?;
+        if !n.init.is_empty() && b.enabled() {
+            return Err(bad(
+                "network.init",
+                quoted(&n.init),
+                "generation 0 is either this checkpoint or the expert's network: set bootstrap.games = 0",
+            ));
+        }
         if b.enabled() && (b.agent.starts_with("net") || b.agent.trim().is_empty()) {
             return Err(bad(
                 "bootstrap.agent",
@@ -742,6 +803,21 @@ impl RunConfig {
             p.start_position_fraction,
             closed(0.0, 1.0),
         )?;
+        real(
+            "selfplay.opponent_fraction",
+            p.opponent_fraction,
+            closed(0.0, 1.0),
+        )?;
+        p.opponent_side()?;
+        if p.opponent_fraction > 0.0
+            && (p.opponent.trim().is_empty() || p.opponent.starts_with("net"))
+        {
+            return Err(bad(
+                "selfplay.opponent",
+                quoted(&p.opponent),
+                "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
+            ));
+        }
 
         let w = &self.replay;
         count(
@@ -928,6 +1004,11 @@ mod tests {
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
         ("selfplay.start_position_fraction", "1.5"),
+        ("selfplay.opponent_fraction", "1.5"),
+        ("selfplay.opponent", "\"\"\nopponent_fraction = 0.5"),
+        ("selfplay.opponent", "\"net:ckpt=x\"\nopponent_fraction = 0.5"),
+        ("selfplay.opponent_side", "\"pigs\""),
+        ("network.init", "\"models/best.safetensors\"\n[bootstrap]\ngames = 10"),
         ("replay.window_generations", "0"),
         ("replay.search_value_mix", "2.0"),
         ("replay.search_value_mix", "-0.5"),

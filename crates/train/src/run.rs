@@ -315,12 +315,22 @@ impl Run {
         // (a bad expert spec fails there at once).
         let bootstrap = self.config.bootstrap.enabled();
         if !bootstrap && !self.checkpoint(0).exists() {
-            let trainer = self.initial_trainer(tch::Device::Cpu)?;
-            self.save_checkpoint(&trainer, 0)?;
-            self.log(&format!(
-                "generation 0: initial {} network written",
-                trainer.net.config
-            ));
+            let init = &self.config.network.init;
+            if init.is_empty() {
+                let trainer = self.initial_trainer(tch::Device::Cpu)?;
+                self.save_checkpoint(&trainer, 0)?;
+                self.log(&format!(
+                    "generation 0: initial {} network written",
+                    trainer.net.config
+                ));
+            } else {
+                let trainer = self.init_trainer(Path::new(init))?;
+                self.save_checkpoint(&trainer, 0)?;
+                self.log(&format!(
+                    "generation 0: the {} network of {init} (network.init)",
+                    trainer.net.config
+                ));
+            }
         }
         let (mut generation, mut stage) = match progress {
             None if bootstrap => (0, Stage::SelfPlay),
@@ -334,7 +344,7 @@ impl Run {
                     self.bootstrap_stage(base_factory)?;
                 }
                 Stage::SelfPlay => {
-                    self.selfplay_stage(generation)?;
+                    self.selfplay_stage(generation, base_factory)?;
                 }
                 Stage::Train => self.train_stage(generation)?,
                 Stage::Eval => {
@@ -542,6 +552,15 @@ impl Run {
                 expected: why,
             })
         })
+    }
+
+    /// Generation 0 from `network.init`: the checkpoint's weights, with the
+    /// config's shape (a moves-left head the config asks for and the
+    /// checkpoint lacks is added, seeded, when it first trains).
+    fn init_trainer(&self, path: &Path) -> Result<Trainer, TrainError> {
+        let (trainer, _) =
+            halatafl_nn::checkpoint::load(path, Some(self.config.net_config()?), tch::Device::Cpu)?;
+        Ok(trainer)
     }
 
     /// The seeded, untrained network every run starts from.
@@ -752,6 +771,57 @@ mod tests {
             err.contains("has a moves-left head but network.moves_left_head = false"),
             "{err}"
         );
+        std::fs::remove_dir_all(&run.dir).ok();
+    }
+
+    #[test]
+    fn network_init_makes_generation_0_the_given_checkpoint() {
+        let mut run = scratch_run("init");
+        // A network of another seed than the run's, so it cannot be the run's own.
+        let given = Trainer::new(
+            run.config.net_config().unwrap(),
+            TrainConfig::default(),
+            tch::Device::Cpu,
+            run.config.run.seed + 41,
+        );
+        let path = run.dir.join("given.safetensors");
+        checkpoint::save(&given, &path, &Default::default()).unwrap();
+        run.config.network.init = path.display().to_string();
+        run.config.validate().unwrap();
+        run.execute_through(&no_agents, 0).unwrap();
+        let (generation0, _) =
+            checkpoint::load(&run.checkpoint(0), None, tch::Device::Cpu).unwrap();
+        let weights = given.vs.variables();
+        let seeded = run.initial_trainer(tch::Device::Cpu).unwrap().vs.variables();
+        let mut differ_from_seeded = 0;
+        for (name, var) in generation0.vs.variables() {
+            assert!(var.equal(&weights[&name]), "{name} is not the given network's");
+            differ_from_seeded += !var.equal(&seeded[&name]) as usize;
+        }
+        assert!(differ_from_seeded > 0, "the given network is the seeded one");
+        let log = std::fs::read_to_string(run.dir.join("log.txt")).unwrap();
+        assert!(log.contains("given.safetensors (network.init)"), "{log}");
+        std::fs::remove_dir_all(&run.dir).ok();
+
+        // A checkpoint of another shape is refused, naming both, and no
+        // generation 0 is written.
+        let mut run = scratch_run("init-shape");
+        let other = Trainer::new(
+            halatafl_nn::NetConfig::preset(2, 16),
+            TrainConfig::default(),
+            tch::Device::Cpu,
+            1,
+        );
+        let path = run.dir.join("other.safetensors");
+        checkpoint::save(&other, &path, &Default::default()).unwrap();
+        run.config.network.init = path.display().to_string();
+        let err = run.execute_through(&no_agents, 0).unwrap_err().to_string();
+        assert!(err.contains("other.safetensors") && err.contains("expected b1c16"), "{err}");
+        assert!(!run.checkpoint(0).exists());
+        // With an expert, generation 0 cannot also be a given network.
+        run.config.bootstrap.games = 10;
+        let err = run.config.validate().unwrap_err().to_string();
+        assert!(err.contains("network.init") && err.contains("bootstrap.games = 0"), "{err}");
         std::fs::remove_dir_all(&run.dir).ok();
     }
 

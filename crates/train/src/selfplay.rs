@@ -14,9 +14,17 @@
 //! which nothing in the position shows (the input has no ply count); such
 //! games' samples get `None` and do not train the head (their policy and
 //! value targets are used as always).
+//!
+//! With `selfplay.opponent`, a share of the games pits the network against a
+//! fixed agent (an exploiter's games, in AlphaStar's terms): the agent's moves
+//! are played straight into the game (and the network's search tree follows
+//! them), and only the network's positions become samples, their value target
+//! the result against that agent.
 
-use crate::config::RunConfig;
+use crate::config::{OpponentSide, RunConfig};
 use crate::error::TrainError;
+use crate::run::BaseFactory;
+use halatafl_agent::{Agent, Budget};
 use crate::shard::StoredSample;
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::Sample;
@@ -44,6 +52,8 @@ pub struct FinishedGame {
     pub false_resign: Option<bool>,
     /// It began at a position drawn from earlier games, not at the start.
     pub drawn_start: bool,
+    /// The side `selfplay.opponent` played, in a game against it.
+    pub opponent: Option<Side>,
 }
 
 /// Totals of one generation's self-play (or of one shard's games, which the
@@ -64,6 +74,12 @@ pub struct SelfPlayStats {
     /// (`selfplay.start_position_fraction`) rather than at the start.
     #[serde(default)]
     pub drawn_starts: usize,
+    /// Games against `selfplay.opponent` (counted in the totals above too) ...
+    #[serde(default)]
+    pub opponent_games: usize,
+    /// ... and how many of them the network won or drew.
+    #[serde(default)]
+    pub opponent_not_lost: usize,
 }
 
 impl SelfPlayStats {
@@ -82,6 +98,8 @@ impl SelfPlayStats {
         self.resign_false += other.resign_false;
         self.seconds += other.seconds;
         self.drawn_starts += other.drawn_starts;
+        self.opponent_games += other.opponent_games;
+        self.opponent_not_lost += other.opponent_not_lost;
     }
 
     pub(crate) fn add(&mut self, g: &FinishedGame) {
@@ -95,6 +113,15 @@ impl SelfPlayStats {
         }
         *self.reasons.entry(g.reason.clone()).or_default() += 1;
         self.drawn_starts += g.drawn_start as usize;
+        if let Some(side) = g.opponent {
+            self.opponent_games += 1;
+            let network_lost = match g.result {
+                "foxes" => side == Side::Foxes,
+                "geese" => side == Side::Geese,
+                _ => false,
+            };
+            self.opponent_not_lost += !network_lost as usize;
+        }
         if let Some(f) = g.false_resign {
             self.resign_checked += 1;
             self.resign_false += f as usize;
@@ -139,6 +166,8 @@ struct Slot {
     would_resign: Option<Side>,
     /// The game began at a position drawn from earlier games.
     drawn: bool,
+    /// The side the fixed opponent plays in this game, if it is one against it.
+    opponent: Option<Side>,
 }
 
 /// The win/draw/loss target of a finished game for `side`.
@@ -193,6 +222,9 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     pub write_shard: &'a (dyn Fn(ShardPiece) -> Result<(), TrainError> + Sync),
     /// Called after each finished game (progress bars).
     pub on_game: &'a (dyn Fn(&FinishedGame) + Sync),
+    /// Builds `selfplay.opponent` (one per worker thread); needed when
+    /// `selfplay.opponent_fraction` > 0.
+    pub agents: Option<&'a BaseFactory>,
 }
 
 /// One worker thread's samples, to be stored as a shard.
@@ -242,6 +274,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
 ) -> Result<(), TrainError> {
     let cfg = job.config;
     let base = search_config(cfg);
+    let mut opponent = opponent_agent(job, worker)?;
     let mut searches: Vec<Search<Game>> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut lockstep = Lockstep::new();
@@ -284,25 +317,44 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             } else {
                 Game::start_of(job.variant)
             };
+            // Drawn only when asked for, as above.
+            let opponent_side = match &opponent {
+                Some(_) if rng.random_bool(cfg.selfplay.opponent_fraction) => {
+                    Some(match cfg.selfplay.opponent_side()? {
+                        OpponentSide::Foxes => Side::Foxes,
+                        OpponentSide::Geese => Side::Geese,
+                        OpponentSide::Either if rng.random_bool(0.5) => Side::Foxes,
+                        OpponentSide::Either => Side::Geese,
+                    })
+                }
+                _ => None,
+            };
             let mut search = Search::new(game, base.clone(), game_seed);
-            let full = rng.random_bool(cfg.search.full_search_probability);
-            search.set_noise(full);
-            search.start_move(if full {
-                cfg.search.simulations
-            } else {
-                cfg.search.fast_simulations
-            });
-            searches.push(search);
-            slots.push(Slot {
+            let mut slot = Slot {
                 index,
                 rng,
-                full,
+                full: false,
                 pending: Vec::new(),
                 low: [0, 0],
                 play_out,
                 would_resign: None,
                 drawn,
-            });
+                opponent: opponent_side,
+            };
+            // The opponent may have the first move.
+            if let Some((winner, reason)) =
+                opponent_reply(&mut search, slot.opponent, &mut opponent, cfg, job.generation)?
+            {
+                finish(job, slot, &search, winner, reason, &mut shard, totals);
+                shard_games += 1;
+                if shard.len() >= cfg.selfplay.samples_per_shard {
+                    flush(&mut shard, &mut shard_games, &mut part)?;
+                }
+                continue;
+            }
+            start_network_move(cfg, &mut slot, &mut search);
+            searches.push(search);
+            slots.push(slot);
         }
         if slots.is_empty() {
             break;
@@ -355,65 +407,147 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     why: "self-play: the search found no move in a running game".into(),
                 })?;
                 search.play(mv);
-                let game = search.game();
-                if let Some(outcome) = game.outcome() {
-                    let Outcome { winner, reason } = outcome;
-                    ended = Some((winner, reason.name().to_string()));
-                } else if game.ply() >= cfg.selfplay.max_plies {
-                    ended = Some((None, "max-plies".to_string()));
+                ended = game_end(search.game(), cfg);
+                if ended.is_none() {
+                    ended =
+                        opponent_reply(search, slot.opponent, &mut opponent, cfg, job.generation)?;
                 }
             }
             match ended {
                 Some((winner, reason)) => {
-                    let plies = searches[i].game().ply();
                     let slot = slots.swap_remove(i);
-                    searches.swap_remove(i);
-                    let samples = slot.pending.len();
-                    let half_life = cfg.selfplay.result_half_life;
-                    let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
-                    for (mut sample, search_wdl, side, ply) in slot.pending {
-                        let to_end = (plies as u32).saturating_sub(ply);
-                        sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
-                        sample.plies_left =
-                            ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
-                        shard.push(StoredSample { sample, search_wdl });
-                    }
+                    let search = searches.swap_remove(i);
+                    finish(job, slot, &search, winner, reason, &mut shard, totals);
                     shard_games += 1;
-                    let finished = FinishedGame {
-                        index: slot.index,
-                        result: match winner {
-                            Some(Side::Foxes) => "foxes",
-                            Some(Side::Geese) => "geese",
-                            None => "draw",
-                        },
-                        reason,
-                        plies,
-                        samples,
-                        false_resign: slot.would_resign.map(|s| winner != Some(s.other())),
-                        drawn_start: slot.drawn,
-                    };
-                    totals.lock().expect("totals lock").add(&finished);
-                    (job.on_game)(&finished);
                     if shard.len() >= cfg.selfplay.samples_per_shard {
                         flush(&mut shard, &mut shard_games, &mut part)?;
                     }
                 }
                 None => {
-                    let slot = &mut slots[i];
-                    slot.full = slot.rng.random_bool(cfg.search.full_search_probability);
-                    let sims = if slot.full {
-                        cfg.search.simulations
-                    } else {
-                        cfg.search.fast_simulations
-                    };
-                    searches[i].set_noise(slots[i].full);
-                    searches[i].start_move(sims);
+                    start_network_move(cfg, &mut slots[i], &mut searches[i]);
                     i += 1;
                 }
             }
         }
     }
     flush(&mut shard, &mut shard_games, &mut part)
+}
+
+/// How the game ended after a move, if it did: by the rules, or cut at
+/// `selfplay.max_plies`.
+fn game_end(game: &Game, cfg: &RunConfig) -> Option<(Option<Side>, String)> {
+    if let Some(Outcome { winner, reason }) = game.outcome() {
+        Some((winner, reason.name().to_string()))
+    } else if game.ply() >= cfg.selfplay.max_plies {
+        Some((None, "max-plies".to_string()))
+    } else {
+        None
+    }
+}
+
+/// The worker's copy of `selfplay.opponent`, when games are played against it.
+fn opponent_agent<E: Evaluator<Game> + ?Sized>(
+    job: &SelfPlayJob<E>,
+    worker: usize,
+) -> Result<Option<Box<dyn Agent>>, TrainError> {
+    let cfg = &job.config.selfplay;
+    if !cfg.has_opponent() {
+        return Ok(None);
+    }
+    let failed = |why: String| TrainError::Stage {
+        generation: job.generation,
+        why: format!("selfplay.opponent {:?}: {why}", cfg.opponent),
+    };
+    let factory = job
+        .agents
+        .ok_or_else(|| failed("this self-play stage was given no way to build agents".into()))?;
+    let seed = job.seed ^ (worker as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    let mut agent = factory(&cfg.opponent, seed).map_err(|e| failed(e.to_string()))?;
+    agent.new_game(seed);
+    Ok(Some(agent))
+}
+
+/// Plays the fixed opponent's move if the game is its to move; returns how
+/// the game ended, if that move ended it.
+fn opponent_reply(
+    search: &mut Search<Game>,
+    opponent_side: Option<Side>,
+    agent: &mut Option<Box<dyn Agent>>,
+    cfg: &RunConfig,
+    generation: u32,
+) -> Result<Option<(Option<Side>, String)>, TrainError> {
+    let (Some(side), Some(agent)) = (opponent_side, agent.as_mut()) else {
+        return Ok(None);
+    };
+    if search.game().position().side() != side || game_end(search.game(), cfg).is_some() {
+        return Ok(None);
+    }
+    let mv = agent.choose(search.game(), &Budget::default()).mv;
+    if !search.game().position().legal_moves().contains(&mv) {
+        return Err(TrainError::Stage {
+            generation,
+            why: format!(
+                "selfplay.opponent {:?} answered an illegal move in {}",
+                cfg.selfplay.opponent,
+                search.game().position()
+            ),
+        });
+    }
+    search.play(mv);
+    Ok(game_end(search.game(), cfg))
+}
+
+/// Starts the network's search for its next move: a full search (whose
+/// position becomes a sample) with probability `search.full_search_probability`.
+fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game>) {
+    slot.full = slot.rng.random_bool(cfg.search.full_search_probability);
+    search.set_noise(slot.full);
+    search.start_move(if slot.full {
+        cfg.search.simulations
+    } else {
+        cfg.search.fast_simulations
+    });
+}
+
+/// A finished game: its samples get their targets and go to `shard`, and
+/// its totals and progress are reported.
+fn finish<E: Evaluator<Game> + ?Sized>(
+    job: &SelfPlayJob<E>,
+    slot: Slot,
+    search: &Search<Game>,
+    winner: Option<Side>,
+    reason: String,
+    shard: &mut Vec<StoredSample>,
+    totals: &Mutex<SelfPlayStats>,
+) {
+    let plies = search.game().ply();
+    let samples = slot.pending.len();
+    let half_life = job.config.selfplay.result_half_life;
+    let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
+    for (mut sample, search_wdl, side, ply) in slot.pending {
+        let to_end = (plies as u32).saturating_sub(ply);
+        sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
+        sample.plies_left = ended_by_rules
+            .then(|| u16::try_from(to_end).ok())
+            .flatten();
+        shard.push(StoredSample { sample, search_wdl });
+    }
+    let finished = FinishedGame {
+        index: slot.index,
+        result: match winner {
+            Some(Side::Foxes) => "foxes",
+            Some(Side::Geese) => "geese",
+            None => "draw",
+        },
+        reason,
+        plies,
+        samples,
+        false_resign: slot.would_resign.map(|s| winner != Some(s.other())),
+        drawn_start: slot.drawn,
+        opponent: slot.opponent,
+    };
+    totals.lock().expect("totals lock").add(&finished);
+    (job.on_game)(&finished);
 }
 
 #[cfg(test)]
@@ -438,6 +572,16 @@ mod tests {
         starts: &[Position],
         games: usize,
     ) -> (SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>) {
+        play_against(config, starts, games, None).unwrap()
+    }
+
+    /// [`play_recording`] with a way to build `selfplay.opponent`.
+    fn play_against(
+        config: &RunConfig,
+        starts: &[Position],
+        games: usize,
+        agents: Option<&BaseFactory>,
+    ) -> Result<(SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>), TrainError> {
         let finished = Mutex::new(Vec::new());
         let samples = Mutex::new(Vec::new());
         let write = |piece: ShardPiece| -> Result<(), TrainError> {
@@ -455,13 +599,140 @@ mod tests {
             starts,
             write_shard: &write,
             on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
+            agents,
         };
-        let stats = run_generation(&job).unwrap();
-        (
+        let stats = run_generation(&job)?;
+        Ok((
             stats,
             samples.into_inner().unwrap(),
             finished.into_inner().unwrap(),
-        )
+        ))
+    }
+
+    fn random_agents(_spec: &str, seed: u64) -> Result<Box<dyn Agent>, halatafl_agent::SpecError> {
+        Ok(Box::new(halatafl_agent::RandomAgent::new(seed)))
+    }
+
+    /// `short_games` long enough for some games to end by the rules, half of
+    /// them or all against a random opponent playing `side`.
+    fn against_random(side: &str, fraction: f64) -> RunConfig {
+        let mut config = short_games();
+        config.selfplay.max_plies = 300;
+        config.selfplay.opponent = "random".into();
+        config.selfplay.opponent_fraction = fraction;
+        config.selfplay.opponent_side = side.into();
+        config.validate().unwrap();
+        config
+    }
+
+    /// Each game's samples (one worker stores them together, in the order
+    /// the games finished), with the game.
+    fn by_game<'a>(
+        samples: &'a [StoredSample],
+        finished: &'a [FinishedGame],
+    ) -> Vec<(&'a FinishedGame, &'a [StoredSample])> {
+        let mut at = 0;
+        let games = finished
+            .iter()
+            .map(|g| {
+                at += g.samples;
+                (g, &samples[at - g.samples..at])
+            })
+            .collect();
+        assert_eq!(at, samples.len());
+        games
+    }
+
+    #[test]
+    fn games_against_the_opponent_sample_only_the_networks_moves() {
+        for (side, network) in [("geese", Side::Foxes), ("foxes", Side::Geese)] {
+            let config = against_random(side, 1.0);
+            let (stats, samples, finished) =
+                play_against(&config, &[], 6, Some(&random_agents)).unwrap();
+            assert_eq!((stats.opponent_games, stats.games), (6, 6));
+            let mut not_lost = 0;
+            for (g, game) in by_game(&samples, &finished) {
+                assert_eq!(g.opponent, Some(network.other()));
+                // The foxes move at even plies: one sample per network move.
+                let network_moves = match network {
+                    Side::Foxes => g.plies.div_ceil(2),
+                    Side::Geese => g.plies / 2,
+                };
+                assert_eq!(g.samples, network_moves, "game {}: {} plies", g.index, g.plies);
+                let winner = match g.result {
+                    "foxes" => Some(Side::Foxes),
+                    "geese" => Some(Side::Geese),
+                    _ => None,
+                };
+                not_lost += (winner != Some(network.other())) as usize;
+                for s in game {
+                    assert_eq!(s.sample.position.side(), network);
+                    assert_eq!(s.sample.wdl, wdl_for(winner, network));
+                }
+            }
+            assert_eq!(stats.opponent_not_lost, not_lost);
+            assert!(
+                finished.iter().any(|g| g.reason != "max-plies"),
+                "no game ended by the rules"
+            );
+        }
+
+        // Either side, for part of the games: the others stay self-play.
+        let config = against_random("either", 0.5);
+        let (stats, samples, finished) =
+            play_against(&config, &[], 40, Some(&random_agents)).unwrap();
+        assert!((8..=32).contains(&stats.opponent_games), "{}", stats.opponent_games);
+        let sides: Vec<Option<Side>> = finished.iter().map(|g| g.opponent).collect();
+        assert!(sides.contains(&Some(Side::Foxes)) && sides.contains(&Some(Side::Geese)));
+        for (g, _) in by_game(&samples, &finished) {
+            if g.opponent.is_none() {
+                assert_eq!(g.samples, g.plies, "self-play samples every move");
+            }
+        }
+
+        // At fraction 0 the stream of games is the one a run without an
+        // opponent plays, factory or not.
+        let mut off = against_random("geese", 0.0);
+        off.selfplay.max_plies = 40;
+        let (_, with_factory, _) = play_against(&off, &[], 6, Some(&random_agents)).unwrap();
+        let mut plain = short_games();
+        plain.selfplay.max_plies = 40;
+        let (_, without, _) = play_recording(&plain, &[], 6);
+        assert_eq!(with_factory, without);
+    }
+
+    /// Answers every position with the start's first move, which is the foxes'.
+    struct Stubborn;
+
+    impl Agent for Stubborn {
+        fn spec(&self) -> String {
+            "stubborn".into()
+        }
+        fn choose(&mut self, _game: &Game, _budget: &Budget) -> halatafl_agent::Decision {
+            let start = Game::start_of(Variant::two_foxes());
+            halatafl_agent::Decision::just(start.position().legal_moves()[0])
+        }
+        fn new_game(&mut self, _seed: u64) {}
+    }
+
+    #[test]
+    fn an_opponent_that_cannot_be_built_or_plays_an_illegal_move_stops_the_stage() {
+        let config = against_random("geese", 1.0);
+        let err = play_against(&config, &[], 2, None).unwrap_err().to_string();
+        assert!(
+            err.contains("selfplay.opponent \"random\"") && err.contains("no way to build agents"),
+            "{err}"
+        );
+        let stubborn = |_: &str, _: u64| -> Result<Box<dyn Agent>, halatafl_agent::SpecError> {
+            Ok(Box::new(Stubborn))
+        };
+        let err = play_against(&config, &[], 2, Some(&stubborn))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("generation 1: selfplay.opponent \"random\" answered an illegal move in"),
+            "{err}"
+        );
     }
 
     fn short_games() -> RunConfig {

@@ -32,10 +32,17 @@ use std::time::Instant;
 
 /// The log's note on games begun at drawn positions (none when there were none).
 fn drawn_starts_note(stats: &SelfPlayStats) -> String {
-    match stats.drawn_starts {
+    let mut note = match stats.drawn_starts {
         0 => String::new(),
         n => format!(", {n} begun at positions of earlier games"),
+    };
+    if stats.opponent_games > 0 {
+        note += &format!(
+            ", {} against selfplay.opponent (the network won or drew {})",
+            stats.opponent_games, stats.opponent_not_lost
+        );
     }
+    note
 }
 
 impl Run {
@@ -82,6 +89,7 @@ impl Run {
                 samples: game_samples.len(),
                 false_resign: None,
                 drawn_start: false,
+                opponent: None,
             });
             samples.extend(game_samples);
         }
@@ -152,7 +160,11 @@ impl Run {
         Ok(NetEvaluator::start(move || net, self.evaluator_config()))
     }
 
-    pub fn selfplay_stage(&self, generation: u32) -> Result<SelfPlayStats, TrainError> {
+    pub fn selfplay_stage(
+        &self,
+        generation: u32,
+        base_factory: &BaseFactory,
+    ) -> Result<SelfPlayStats, TrainError> {
         let cfg = &self.config;
         let evaluator = self.selfplay_evaluator(generation - 1)?;
         let shard_dir = self.shard_dir(generation);
@@ -191,6 +203,7 @@ impl Run {
             games: cfg.selfplay.games,
             write_shard: &write,
             on_game: &on_game,
+            agents: Some(base_factory),
         };
         let stats = run_generation(&job)?;
         pb.finish_and_clear();
@@ -264,7 +277,11 @@ pub fn next_shard_seq(dir: &Path, worker: &str) -> Result<u64, TrainError> {
 
 impl Run {
     /// `halatafl selfplay --run DIR --worker ID`: see the module doc.
-    pub fn run_selfplay_worker(&self, worker: &str) -> Result<(), TrainError> {
+    pub fn run_selfplay_worker(
+        &self,
+        worker: &str,
+        base_factory: &BaseFactory,
+    ) -> Result<(), TrainError> {
         check_worker_id(worker)?;
         self.require_async()?;
         let _lock = self.exclusive(
@@ -348,6 +365,7 @@ impl Run {
                 games,
                 write_shard: &collect,
                 on_game: &|_: &FinishedGame| {},
+                agents: Some(base_factory),
             };
             let stats = run_generation(&job)?;
             let samples = samples.into_inner().expect("samples lock");

@@ -24,6 +24,7 @@ pub struct SelfplayArgs {
 
 pub fn run(args: SelfplayArgs) -> Result<()> {
     let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
-    run.run_selfplay_worker(&args.worker)?;
+    let factory = super::train::base_factory(&run)?;
+    run.run_selfplay_worker(&args.worker, &factory)?;
     Ok(())
 }

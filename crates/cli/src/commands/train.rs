@@ -51,6 +51,14 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
         crate::agents::build_agent(&config.bootstrap.agent, 0, variant)
             .with_context(|| format!("{}: bootstrap.agent", path.display()))?;
     }
+    if config.selfplay.has_opponent() {
+        crate::agents::build_agent(&config.selfplay.opponent, 0, variant)
+            .with_context(|| format!("{}: selfplay.opponent", path.display()))?;
+    }
+    if !config.network.init.is_empty() {
+        halatafl_nn::checkpoint::info(Path::new(&config.network.init))
+            .with_context(|| format!("{}: network.init", path.display()))?;
+    }
     for spec in &config.eval.opponents {
         // Network opponents load their checkpoint when the evaluation starts.
         if spec != "previous" && !spec.starts_with("net:") {
