@@ -1006,9 +1006,15 @@ mod tests {
         ("selfplay.start_position_fraction", "1.5"),
         ("selfplay.opponent_fraction", "1.5"),
         ("selfplay.opponent", "\"\"\nopponent_fraction = 0.5"),
-        ("selfplay.opponent", "\"net:ckpt=x\"\nopponent_fraction = 0.5"),
+        (
+            "selfplay.opponent",
+            "\"net:ckpt=x\"\nopponent_fraction = 0.5",
+        ),
         ("selfplay.opponent_side", "\"pigs\""),
-        ("network.init", "\"models/best.safetensors\"\n[bootstrap]\ngames = 10"),
+        (
+            "network.init",
+            "\"models/best.safetensors\"\n[bootstrap]\ngames = 10",
+        ),
         ("replay.window_generations", "0"),
         ("replay.search_value_mix", "2.0"),
         ("replay.search_value_mix", "-0.5"),

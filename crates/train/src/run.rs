@@ -792,13 +792,23 @@ mod tests {
         let (generation0, _) =
             checkpoint::load(&run.checkpoint(0), None, tch::Device::Cpu).unwrap();
         let weights = given.vs.variables();
-        let seeded = run.initial_trainer(tch::Device::Cpu).unwrap().vs.variables();
+        let seeded = run
+            .initial_trainer(tch::Device::Cpu)
+            .unwrap()
+            .vs
+            .variables();
         let mut differ_from_seeded = 0;
         for (name, var) in generation0.vs.variables() {
-            assert!(var.equal(&weights[&name]), "{name} is not the given network's");
+            assert!(
+                var.equal(&weights[&name]),
+                "{name} is not the given network's"
+            );
             differ_from_seeded += !var.equal(&seeded[&name]) as usize;
         }
-        assert!(differ_from_seeded > 0, "the given network is the seeded one");
+        assert!(
+            differ_from_seeded > 0,
+            "the given network is the seeded one"
+        );
         let log = std::fs::read_to_string(run.dir.join("log.txt")).unwrap();
         assert!(log.contains("given.safetensors (network.init)"), "{log}");
         std::fs::remove_dir_all(&run.dir).ok();
@@ -816,12 +826,18 @@ mod tests {
         checkpoint::save(&other, &path, &Default::default()).unwrap();
         run.config.network.init = path.display().to_string();
         let err = run.execute_through(&no_agents, 0).unwrap_err().to_string();
-        assert!(err.contains("other.safetensors") && err.contains("expected b1c16"), "{err}");
+        assert!(
+            err.contains("other.safetensors") && err.contains("expected b1c16"),
+            "{err}"
+        );
         assert!(!run.checkpoint(0).exists());
         // With an expert, generation 0 cannot also be a given network.
         run.config.bootstrap.games = 10;
         let err = run.config.validate().unwrap_err().to_string();
-        assert!(err.contains("network.init") && err.contains("bootstrap.games = 0"), "{err}");
+        assert!(
+            err.contains("network.init") && err.contains("bootstrap.games = 0"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&run.dir).ok();
     }
 

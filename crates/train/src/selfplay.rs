@@ -24,8 +24,8 @@
 use crate::config::{OpponentSide, RunConfig};
 use crate::error::TrainError;
 use crate::run::BaseFactory;
-use halatafl_agent::{Agent, Budget};
 use crate::shard::StoredSample;
+use halatafl_agent::{Agent, Budget};
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::Sample;
 use halatafl_rules::{Game, Outcome, Position, Side, Variant};
@@ -342,9 +342,13 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 opponent: opponent_side,
             };
             // The opponent may have the first move.
-            if let Some((winner, reason)) =
-                opponent_reply(&mut search, slot.opponent, &mut opponent, cfg, job.generation)?
-            {
+            if let Some((winner, reason)) = opponent_reply(
+                &mut search,
+                slot.opponent,
+                &mut opponent,
+                cfg,
+                job.generation,
+            )? {
                 finish(job, slot, &search, winner, reason, &mut shard, totals);
                 shard_games += 1;
                 if shard.len() >= cfg.selfplay.samples_per_shard {
@@ -527,9 +531,7 @@ fn finish<E: Evaluator<Game> + ?Sized>(
     for (mut sample, search_wdl, side, ply) in slot.pending {
         let to_end = (plies as u32).saturating_sub(ply);
         sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
-        sample.plies_left = ended_by_rules
-            .then(|| u16::try_from(to_end).ok())
-            .flatten();
+        sample.plies_left = ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
         shard.push(StoredSample { sample, search_wdl });
     }
     let finished = FinishedGame {
@@ -658,7 +660,11 @@ mod tests {
                     Side::Foxes => g.plies.div_ceil(2),
                     Side::Geese => g.plies / 2,
                 };
-                assert_eq!(g.samples, network_moves, "game {}: {} plies", g.index, g.plies);
+                assert_eq!(
+                    g.samples, network_moves,
+                    "game {}: {} plies",
+                    g.index, g.plies
+                );
                 let winner = match g.result {
                     "foxes" => Some(Side::Foxes),
                     "geese" => Some(Side::Geese),
@@ -681,7 +687,11 @@ mod tests {
         let config = against_random("either", 0.5);
         let (stats, samples, finished) =
             play_against(&config, &[], 40, Some(&random_agents)).unwrap();
-        assert!((8..=32).contains(&stats.opponent_games), "{}", stats.opponent_games);
+        assert!(
+            (8..=32).contains(&stats.opponent_games),
+            "{}",
+            stats.opponent_games
+        );
         let sides: Vec<Option<Side>> = finished.iter().map(|g| g.opponent).collect();
         assert!(sides.contains(&Some(Side::Foxes)) && sides.contains(&Some(Side::Geese)));
         for (g, _) in by_game(&samples, &finished) {
@@ -730,7 +740,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("generation 1: selfplay.opponent \"random\" answered an illegal move in"),
+            err.starts_with(
+                "generation 1: selfplay.opponent \"random\" answered an illegal move in"
+            ),
             "{err}"
         );
     }
