@@ -3,7 +3,8 @@
 //! ends exactly where an uninterrupted run ends (same checkpoints, same games,
 //! no duplicate CSV rows), which also shows that one thread is reproducible.
 //! ci.toml starts from an expert (generation 0 = alpha-beta games); a second
-//! run checks the start from scratch.
+//! run checks the start from scratch, and a third the start from its
+//! checkpoint (`network.init`) with games against a fixed opponent.
 
 mod common;
 
@@ -263,7 +264,7 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
         "ci.toml's [bootstrap] games line changed"
     );
     let config = dir.join("scratch.toml");
-    std::fs::write(&config, text).unwrap();
+    std::fs::write(&config, &text).unwrap();
     let run = dir.join("run");
     // `--generations` overrides the config's 2, and config.toml records it.
     common::train_new_run_with(&config, &run, &["--generations", "1"]);
@@ -281,6 +282,35 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     assert!(read_csv(&run.join("eval.csv"))
         .iter()
         .all(|r| r["generation"] != "0"));
+
+    // A second run starts from this one's generation 1 (`network.init`) and
+    // plays all its games against a fixed opponent, on either side.
+    let trained = run.join("checkpoints/gen_0001.safetensors");
+    let text = text
+        .replace(
+            "cache_entries = 262144",
+            &format!("init = {:?}\ncache_entries = 262144", trained.display().to_string()),
+        )
+        .replace(
+            "samples_per_shard = 4096",
+            "samples_per_shard = 4096\nopponent = \"alphabeta:depth=1\"\nopponent_fraction = 1.0\nopponent_side = \"either\"",
+        );
+    let config = dir.join("from-checkpoint.toml");
+    std::fs::write(&config, &text).unwrap();
+    let second = dir.join("second");
+    common::train_new_run_with(&config, &second, &["--generations", "1"]);
+    assert_eq!(
+        tensors(&second.join("checkpoints/gen_0000.safetensors")),
+        tensors(&trained),
+        "generation 0 is not the init checkpoint"
+    );
+    let log = std::fs::read_to_string(second.join("log.txt")).unwrap();
+    assert!(log.contains("gen_0001.safetensors (network.init)"), "{log}");
+    assert!(
+        log.contains("8 against selfplay.opponent (the network won or drew "),
+        "{log}"
+    );
+    assert!(second.join("checkpoints/gen_0001.safetensors").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -316,6 +346,14 @@ fn bad_configs_are_refused_with_the_key_named() {
             "missing.safetensors",
         ),
         ("[run]\ngenerations = 3\n", "--generations 0"),
+        (
+            "[selfplay]\nopponent_fraction = 0.5\nopponent = \"alphabeta:dept=4\"\n",
+            "selfplay.opponent",
+        ),
+        (
+            "[network]\ninit = \"missing.safetensors\"\n",
+            "network.init",
+        ),
     ] {
         std::fs::write(&path, text).unwrap();
         let out = Command::new(bin())
