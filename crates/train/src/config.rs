@@ -809,9 +809,7 @@ impl RunConfig {
             closed(0.0, 1.0),
         )?;
         p.opponent_side()?;
-        if p.opponent_fraction > 0.0
-            && (p.opponent.trim().is_empty() || p.opponent.starts_with("net"))
-        {
+        if p.has_opponent() && (p.opponent.trim().is_empty() || p.opponent.starts_with("net")) {
             return Err(bad(
                 "selfplay.opponent",
                 quoted(&p.opponent),

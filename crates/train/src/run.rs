@@ -315,22 +315,23 @@ impl Run {
         // (a bad expert spec fails there at once).
         let bootstrap = self.config.bootstrap.enabled();
         if !bootstrap && !self.checkpoint(0).exists() {
+            // `network.init`'s weights keep the config's shape: a moves-left
+            // head the config asks for and the checkpoint lacks is added,
+            // seeded, when generation 1 trains.
             let init = &self.config.network.init;
-            if init.is_empty() {
-                let trainer = self.initial_trainer(tch::Device::Cpu)?;
-                self.save_checkpoint(&trainer, 0)?;
-                self.log(&format!(
-                    "generation 0: initial {} network written",
-                    trainer.net.config
-                ));
-            } else {
-                let trainer = self.init_trainer(Path::new(init))?;
-                self.save_checkpoint(&trainer, 0)?;
-                self.log(&format!(
-                    "generation 0: the {} network of {init} (network.init)",
-                    trainer.net.config
-                ));
-            }
+            let trainer = match init.as_str() {
+                "" => self.initial_trainer(tch::Device::Cpu)?,
+                path => {
+                    let expected = Some(self.config.net_config()?);
+                    halatafl_nn::checkpoint::load(Path::new(path), expected, tch::Device::Cpu)?.0
+                }
+            };
+            self.save_checkpoint(&trainer, 0)?;
+            let net = trainer.net.config;
+            self.log(&match init.as_str() {
+                "" => format!("generation 0: initial {net} network written"),
+                path => format!("generation 0: the {net} network of {path} (network.init)"),
+            });
         }
         let (mut generation, mut stage) = match progress {
             None if bootstrap => (0, Stage::SelfPlay),
@@ -552,15 +553,6 @@ impl Run {
                 expected: why,
             })
         })
-    }
-
-    /// Generation 0 from `network.init`: the checkpoint's weights, with the
-    /// config's shape (a moves-left head the config asks for and the
-    /// checkpoint lacks is added, seeded, when it first trains).
-    fn init_trainer(&self, path: &Path) -> Result<Trainer, TrainError> {
-        let (trainer, _) =
-            halatafl_nn::checkpoint::load(path, Some(self.config.net_config()?), tch::Device::Cpu)?;
-        Ok(trainer)
     }
 
     /// The seeded, untrained network every run starts from.

@@ -275,6 +275,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
     let cfg = job.config;
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
+    let opponent_sides = cfg.selfplay.opponent_side()?;
     let mut searches: Vec<Search<Game>> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut lockstep = Lockstep::new();
@@ -320,7 +321,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             // Drawn only when asked for, as above.
             let opponent_side = match &opponent {
                 Some(_) if rng.random_bool(cfg.selfplay.opponent_fraction) => {
-                    Some(match cfg.selfplay.opponent_side()? {
+                    Some(match opponent_sides {
                         OpponentSide::Foxes => Side::Foxes,
                         OpponentSide::Geese => Side::Geese,
                         OpponentSide::Either if rng.random_bool(0.5) => Side::Foxes,
