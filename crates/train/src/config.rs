@@ -511,6 +511,15 @@ fn bad(
     }
 }
 
+/// The expert and the self-play opponent are agents the CLI builds without
+/// a checkpoint: `spec` must name one (`need` says what for when it does not).
+fn non_network_agent(key: &'static str, spec: &str, need: &str) -> Result<(), ConfigError> {
+    if spec.trim().is_empty() || spec.starts_with("net") {
+        return Err(bad(key, quoted(spec), need));
+    }
+    Ok(())
+}
+
 /// A string value as TOML writes it.
 fn quoted(text: &str) -> String {
     format!("{text:?}")
@@ -693,12 +702,12 @@ impl RunConfig {
                 "generation 0 is either this checkpoint or the expert's network: set bootstrap.games = 0",
             ));
         }
-        if b.enabled() && (b.agent.starts_with("net") || b.agent.trim().is_empty()) {
-            return Err(bad(
+        if b.enabled() {
+            non_network_agent(
                 "bootstrap.agent",
-                quoted(&b.agent),
+                &b.agent,
                 "the expert must be a non-network agent, e.g. alphabeta:depth=4",
-            ));
+            )?;
         }
         count(
             "bootstrap.opening_plies",
@@ -809,12 +818,12 @@ impl RunConfig {
             closed(0.0, 1.0),
         )?;
         p.opponent_side()?;
-        if p.has_opponent() && (p.opponent.trim().is_empty() || p.opponent.starts_with("net")) {
-            return Err(bad(
+        if p.has_opponent() {
+            non_network_agent(
                 "selfplay.opponent",
-                quoted(&p.opponent),
+                &p.opponent,
                 "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
-            ));
+            )?;
         }
 
         let w = &self.replay;

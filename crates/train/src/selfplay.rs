@@ -115,12 +115,7 @@ impl SelfPlayStats {
         self.drawn_starts += g.drawn_start as usize;
         if let Some(side) = g.opponent {
             self.opponent_games += 1;
-            let network_lost = match g.result {
-                "foxes" => side == Side::Foxes,
-                "geese" => side == Side::Geese,
-                _ => false,
-            };
-            self.opponent_not_lost += !network_lost as usize;
+            self.opponent_not_lost += (g.result != side.name()) as usize;
         }
         if let Some(f) = g.false_resign {
             self.resign_checked += 1;
@@ -279,26 +274,13 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
     let mut searches: Vec<Search<Game>> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut lockstep = Lockstep::new();
-    let mut shard: Vec<StoredSample> = Vec::new();
-    let mut shard_games = 0usize;
-    let mut part = 0usize;
-    let flush = |shard: &mut Vec<StoredSample>,
-                 games: &mut usize,
-                 part: &mut usize|
-     -> Result<(), TrainError> {
-        if shard.is_empty() {
-            return Ok(());
-        }
-        (job.write_shard)(ShardPiece {
-            thread: worker,
-            part: *part,
-            samples: shard,
-            games: *games,
-        })?;
-        shard.clear();
-        *games = 0;
-        *part += 1;
-        Ok(())
+    let mut shard = ShardBuffer {
+        write_shard: job.write_shard,
+        thread: worker,
+        per_shard: cfg.selfplay.samples_per_shard,
+        samples: Vec::new(),
+        games: 0,
+        part: 0,
     };
     loop {
         // Fill free slots with new games.
@@ -350,11 +332,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 cfg,
                 job.generation,
             )? {
-                finish(job, slot, &search, winner, reason, &mut shard, totals);
-                shard_games += 1;
-                if shard.len() >= cfg.selfplay.samples_per_shard {
-                    flush(&mut shard, &mut shard_games, &mut part)?;
-                }
+                finish(job, slot, &search, winner, reason, &mut shard, totals)?;
                 continue;
             }
             start_network_move(cfg, &mut slot, &mut search);
@@ -422,11 +400,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 Some((winner, reason)) => {
                     let slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
-                    finish(job, slot, &search, winner, reason, &mut shard, totals);
-                    shard_games += 1;
-                    if shard.len() >= cfg.selfplay.samples_per_shard {
-                        flush(&mut shard, &mut shard_games, &mut part)?;
-                    }
+                    finish(job, slot, &search, winner, reason, &mut shard, totals)?;
                 }
                 None => {
                     start_network_move(cfg, &mut slots[i], &mut searches[i]);
@@ -435,7 +409,53 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             }
         }
     }
-    flush(&mut shard, &mut shard_games, &mut part)
+    shard.flush()
+}
+
+/// A worker's samples not yet stored as a shard.
+struct ShardBuffer<'a> {
+    write_shard: &'a (dyn Fn(ShardPiece) -> Result<(), TrainError> + Sync),
+    thread: usize,
+    /// `selfplay.samples_per_shard`.
+    per_shard: usize,
+    samples: Vec<StoredSample>,
+    /// The games the samples come from ...
+    games: usize,
+    /// ... and the number of the shard they will be (0-based).
+    part: usize,
+}
+
+impl ShardBuffer<'_> {
+    /// Adds a finished game's samples; stores them once there are enough
+    /// for a shard.
+    fn add_game(
+        &mut self,
+        samples: impl IntoIterator<Item = StoredSample>,
+    ) -> Result<(), TrainError> {
+        self.samples.extend(samples);
+        self.games += 1;
+        if self.samples.len() >= self.per_shard {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Stores what there is as a shard (nothing when empty).
+    fn flush(&mut self) -> Result<(), TrainError> {
+        if self.samples.is_empty() {
+            return Ok(());
+        }
+        (self.write_shard)(ShardPiece {
+            thread: self.thread,
+            part: self.part,
+            samples: &self.samples,
+            games: self.games,
+        })?;
+        self.samples.clear();
+        self.games = 0;
+        self.part += 1;
+        Ok(())
+    }
 }
 
 /// How the game ended after a move, if it did: by the rules, or cut at
@@ -484,7 +504,8 @@ fn opponent_reply(
     let (Some(side), Some(agent)) = (opponent_side, agent.as_mut()) else {
         return Ok(None);
     };
-    if search.game().position().side() != side || game_end(search.game(), cfg).is_some() {
+    // Callers pass running games only.
+    if search.game().position().side() != side {
         return Ok(None);
     }
     let mv = agent.choose(search.game(), &Budget::default()).mv;
@@ -522,26 +543,16 @@ fn finish<E: Evaluator<Game> + ?Sized>(
     search: &Search<Game>,
     winner: Option<Side>,
     reason: String,
-    shard: &mut Vec<StoredSample>,
+    shard: &mut ShardBuffer,
     totals: &Mutex<SelfPlayStats>,
-) {
+) -> Result<(), TrainError> {
     let plies = search.game().ply();
     let samples = slot.pending.len();
     let half_life = job.config.selfplay.result_half_life;
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
-    for (mut sample, search_wdl, side, ply) in slot.pending {
-        let to_end = (plies as u32).saturating_sub(ply);
-        sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
-        sample.plies_left = ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
-        shard.push(StoredSample { sample, search_wdl });
-    }
     let finished = FinishedGame {
         index: slot.index,
-        result: match winner {
-            Some(Side::Foxes) => "foxes",
-            Some(Side::Geese) => "geese",
-            None => "draw",
-        },
+        result: winner.map_or("draw", Side::name),
         reason,
         plies,
         samples,
@@ -549,8 +560,19 @@ fn finish<E: Evaluator<Game> + ?Sized>(
         drawn_start: slot.drawn,
         opponent: slot.opponent,
     };
+    shard.add_game(
+        slot.pending
+            .into_iter()
+            .map(|(mut sample, search_wdl, side, ply)| {
+                let to_end = (plies as u32).saturating_sub(ply);
+                sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
+                sample.plies_left = ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
+                StoredSample { sample, search_wdl }
+            }),
+    )?;
     totals.lock().expect("totals lock").add(&finished);
     (job.on_game)(&finished);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -629,7 +651,7 @@ mod tests {
     }
 
     /// Each game's samples (one worker stores them together, in the order
-    /// the games finished), with the game.
+    /// the games finished), with the game; they must account for every sample.
     fn by_game<'a>(
         samples: &'a [StoredSample],
         finished: &'a [FinishedGame],
@@ -666,11 +688,9 @@ mod tests {
                     "game {}: {} plies",
                     g.index, g.plies
                 );
-                let winner = match g.result {
-                    "foxes" => Some(Side::Foxes),
-                    "geese" => Some(Side::Geese),
-                    _ => None,
-                };
+                let winner = [Side::Foxes, Side::Geese]
+                    .into_iter()
+                    .find(|s| s.name() == g.result);
                 not_lost += (winner != Some(network.other())) as usize;
                 for s in game {
                     assert_eq!(s.sample.position.side(), network);
@@ -805,12 +825,10 @@ mod tests {
         config.selfplay.concurrent_games = 2;
         let (_, samples, finished) = play_recording(&config, &[], 3);
         // One worker: each game's samples are stored together, in the order
-        // the games finished, from the game's first position to its last.
-        let mut at = 0;
+        // the games finished, from the game's first position to its last
+        // (`by_game` checks that they account for every sample).
         let mut by_rules = 0;
-        for g in &finished {
-            let game = &samples[at..at + g.samples];
-            at += g.samples;
+        for (g, game) in by_game(&samples, &finished) {
             assert_eq!(g.samples, g.plies, "every position is a sample");
             let plies: Vec<Option<u16>> = game.iter().map(|s| s.sample.plies_left).collect();
             if g.reason == "max-plies" {
@@ -821,7 +839,6 @@ mod tests {
                 assert_eq!(plies, want, "game {} ended by {}", g.index, g.reason);
             }
         }
-        assert_eq!(at, samples.len());
         assert!(by_rules > 0, "no game ended by the rules: {finished:?}");
 
         // A game cut at max_plies has no plies left on any sample, and one
