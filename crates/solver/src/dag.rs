@@ -71,6 +71,8 @@ pub enum DagError {
     TableSize(usize),
     #[error("--budget-nodes 0: the node budget must be at least 1")]
     Budget,
+    #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]
+    Memory { asked: usize, available: u64 },
     #[error("line {line}, after {moves}: the solver holds the {claimed} to win, but the game ended {outcome}")]
     Replay {
         line: usize,
@@ -378,6 +380,8 @@ impl DagSolver {
         if config.budget_nodes == 0 {
             return Err(DagError::Budget);
         }
+        crate::check_table_memory(config.tt_mib)
+            .map_err(|(asked, available)| DagError::Memory { asked, available })?;
         let table = WinTable::new(config.tt_mib);
         Ok(DagSolver {
             config,

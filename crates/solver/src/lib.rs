@@ -143,4 +143,26 @@ pub enum SolveError {
     TableSize(usize),
     #[error("--budget-nodes 0: the node budget must be at least 1")]
     Budget,
+    #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]
+    Memory { asked: usize, available: u64 },
+}
+
+/// The memory the system reports available (`MemAvailable` of
+/// `/proc/meminfo`), in MiB; `None` where it reports nothing. Every table
+/// is checked against it before it is allocated: a table larger than the
+/// machine can give aborts the process on allocation instead of failing
+/// with a message.
+pub fn available_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib >> 10)
+}
+
+/// Refuses a table of `mib` MiB that the machine cannot give now.
+pub(crate) fn check_table_memory(mib: usize) -> Result<(), (usize, u64)> {
+    match available_mib() {
+        Some(available) if mib as u64 > available => Err((mib, available)),
+        _ => Ok(()),
+    }
 }

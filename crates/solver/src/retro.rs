@@ -93,8 +93,8 @@ pub enum RetroError {
     NotSideways(String),
     #[error("a position with {found} geese: the tables kept only the layers of {least} to {most} geese (the others were dropped to fit in memory)")]
     Dropped { found: u32, least: u32, most: u32 },
-    #[error("--threads 0: the retrograde method needs at least one thread")]
-    Threads,
+    #[error("--threads {0}: the retrograde method takes 1 to {MAX_THREADS} threads")]
+    Threads(usize),
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]
     TooManyGeese { found: u32, most: u32 },
     #[error("the tables were built for the {built} board, this position is on the {asked} board")]
@@ -111,6 +111,11 @@ pub enum RetroError {
         what: String,
     },
 }
+
+/// The most worker threads a retrograde build takes: far above the cores of
+/// any machine it runs on, well below what would exhaust the system's
+/// threads (each also takes its share of the work buffers).
+pub const MAX_THREADS: usize = 256;
 
 /// Settings of a retrograde build. Every default is here.
 #[derive(Clone, Debug, PartialEq)]
@@ -642,12 +647,7 @@ pub fn memory_bytes(max_geese: u32) -> u64 {
         .sum()
 }
 
-pub(crate) fn available_mib() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib >> 10)
-}
+pub(crate) use crate::available_mib;
 
 impl RetroTables {
     /// Builds the tables for placements of 4 to `max_geese` geese (at most
@@ -659,8 +659,8 @@ impl RetroTables {
         config: &RetroConfig,
         mut progress: impl FnMut(&LayerStats),
     ) -> Result<RetroTables, RetroError> {
-        if config.threads == 0 {
-            return Err(RetroError::Threads);
+        if !(1..=MAX_THREADS).contains(&config.threads) {
+            return Err(RetroError::Threads(config.threads));
         }
         if max_geese > MAX_GEESE {
             return Err(RetroError::TooManyGeese {
@@ -1206,7 +1206,15 @@ mod tests {
         };
         assert_eq!(
             RetroTables::build(5, false, &no_threads, |_| {}).err(),
-            Some(RetroError::Threads)
+            Some(RetroError::Threads(0))
+        );
+        let too_many = RetroConfig {
+            threads: MAX_THREADS + 1,
+            ..no_threads
+        };
+        assert_eq!(
+            RetroTables::build(5, false, &too_many, |_| {}).err(),
+            Some(RetroError::Threads(MAX_THREADS + 1))
         );
     }
 }

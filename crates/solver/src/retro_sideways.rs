@@ -329,8 +329,8 @@ impl SidewaysTables {
         config: &RetroConfig,
         mut progress: impl FnMut(&SidewaysLayerStats, &SidewaysTables),
     ) -> Result<SidewaysTables, RetroError> {
-        if config.threads == 0 {
-            return Err(RetroError::Threads);
+        if !(1..=crate::retro::MAX_THREADS).contains(&config.threads) {
+            return Err(RetroError::Threads(config.threads));
         }
         if max_geese > MAX_GEESE {
             return Err(RetroError::TooManyGeese {

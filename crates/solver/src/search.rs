@@ -162,6 +162,8 @@ pub struct Solver {
 impl Solver {
     pub fn new(config: SolverConfig) -> Result<Solver, SolveError> {
         config.validate()?;
+        crate::check_table_memory(config.tt_mib)
+            .map_err(|(asked, available)| SolveError::Memory { asked, available })?;
         let table = Table::new(config.tt_mib);
         Ok(Solver {
             config,

@@ -75,7 +75,13 @@ pub fn read_suite(path: &Path) -> Result<Vec<SuiteEntry>, SuiteError> {
             source: std::io::Error::other("is a directory"),
         });
     }
-    let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
+    parse_suite(&name, std::io::BufReader::new(file))
+}
+
+/// [`read_suite`] from any reader; `name` names it in errors.
+pub fn parse_suite(name: &str, input: impl std::io::Read) -> Result<Vec<SuiteEntry>, SuiteError> {
+    let name = name.to_string();
+    let mut reader = csv::Reader::from_reader(input);
     let mut out = Vec::new();
     for record in reader.deserialize::<SuiteRow>() {
         let row_error = |line: u64, why: String| SuiteError::Row {
@@ -111,6 +117,16 @@ fn check_row(row: SuiteRow, line: u64) -> Result<SuiteEntry, String> {
         .map_err(|e| format!("variant `{}`: {e}", row.variant))?;
     let position =
         Position::from_fen(&row.fen, variant).map_err(|e| format!("fen `{}`: {e}", row.fen))?;
+    // A finished position has no move to judge: an agent asked for one
+    // would have none to give.
+    if let Some(outcome) = halatafl_rules::Game::new(position).outcome() {
+        return Err(format!(
+            "fen `{}`: the game is already over there ({}, {}); a suite holds positions with a move to make",
+            row.fen,
+            outcome.result_word(),
+            outcome.reason
+        ));
+    }
     let value = Value::parse(&row.value)
         .ok_or_else(|| format!("value `{}`: expected `foxes`, `geese` or `draw`", row.value))?;
     let keeping = row
@@ -188,4 +204,45 @@ pub fn stage(geese: u32, variant: Variant) -> String {
     let low = bottom + k * width;
     let high = (low + width - 1).min(top);
     format!("geese {low:02}-{high:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite_file(name: &str, rows: &[(&str, &str)]) -> std::path::PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("halatafl-suite-{name}-{}.csv", std::process::id()));
+        let mut text =
+            "fen,variant,value,keeping_moves,legal_moves,nodes,geese,ply,game\n".to_string();
+        for (fen, keeping) in rows {
+            text.push_str(&format!("{fen},two-foxes,geese,{keeping},3,10,20,5,1\n"));
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_position_that_is_already_over_is_refused_with_its_line() {
+        let start = Position::start(Variant::two_foxes());
+        let first = start.legal_moves()[0].to_string();
+        let fen = start.fen();
+        let good = suite_file("good", &[(&fen, &first)]);
+        assert_eq!(read_suite(&good).unwrap().len(), 1);
+        std::fs::remove_file(&good).ok();
+        // The fifty-move rule (quiet counter 100), and fewer than nine geese.
+        for over in [
+            "F../.../.....GG/...G..G/.FG.G../G.G/G.G f 100",
+            "F.F/.../......./GG...../......./GGG/GGG f 0",
+        ] {
+            let path = suite_file("over", &[(&fen, &first), (over, "")]);
+            let err = read_suite(&path).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("{}, line 3", path.display()))
+                    && err.contains("already over"),
+                "{err}"
+            );
+            std::fs::remove_file(&path).ok();
+        }
+    }
 }

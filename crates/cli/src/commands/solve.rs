@@ -1,7 +1,7 @@
 use crate::variant_args::PositionArgs;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use halatafl_arena::{read_game_rows, write_csv_atomic, write_target};
+use halatafl_arena::{read_game_rows, write_csv_atomic};
 use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::dag::check_position;
 use halatafl_solver::retro::{self, RetroConfig, RetroTables};
@@ -42,14 +42,14 @@ pub struct SolveArgs {
     /// random ones; each must end with the proven winner (retro also
     /// re-derives every position's value on the way from the rules
     /// engine's moves and its children's values).
-    #[arg(long, default_value_t = 100)]
-    pub replay_lines: usize,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=MAX_REPLAY_LINES))]
+    pub replay_lines: u64,
     /// --method retro: positions of the replayed games (drawn at random)
     /// solved again by the DAG search, whose answers must agree (those it
     /// cannot finish within --budget-nodes, default 2,000,000 here, are
     /// counted as unknown).
-    #[arg(long, default_value_t = 0)]
-    pub compare_dag: usize,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=MAX_COMPARE_DAG))]
+    pub compare_dag: u64,
     /// --method retro with sideways steps: a directory where each layer's
     /// chain planes are saved as soon as it is built (2 bits per placement
     /// and empty point: 4.3 GiB at 15 geese, 4.6 at 16), and from which the
@@ -92,6 +92,12 @@ pub struct SolveArgs {
     #[arg(long)]
     pub max_geese: Option<u32>,
 }
+
+/// The most games `--replay-lines` replays: each is a whole game over the
+/// rules, and `--compare-dag` keeps every position of them in memory.
+const MAX_REPLAY_LINES: u64 = 100_000;
+/// The most positions `--compare-dag` solves again.
+const MAX_COMPARE_DAG: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum Method {
@@ -214,7 +220,7 @@ fn run_dag(args: &SolveArgs, config: &SolverConfig) -> Result<()> {
     print_dag_solution(&position, &s, config.budget_nodes);
     if s.winner.is_some() && args.replay_lines > 0 {
         let started = Instant::now();
-        let replay = solver.replay_lines(&position, args.replay_lines, 16)?;
+        let replay = solver.replay_lines(&position, args.replay_lines as usize, 16)?;
         println!(
             "replayed: {} games over the rules, {} plies, {} positions re-solved, all with the same winner ({:.1} s)",
             replay.lines,
@@ -227,6 +233,13 @@ fn run_dag(args: &SolveArgs, config: &SolverConfig) -> Result<()> {
 }
 
 fn run_retro(args: &SolveArgs) -> Result<()> {
+    // Checked before the memory plan, which counts work buffers per thread.
+    anyhow::ensure!(
+        (1..=retro::MAX_THREADS).contains(&args.threads),
+        "--threads {}: the retrograde method takes 1 to {} threads",
+        args.threads,
+        retro::MAX_THREADS
+    );
     let position = args.position.position()?;
     let variant = position.variant();
     anyhow::ensure!(
@@ -296,7 +309,9 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
         let started = Instant::now();
         let mut seen = Vec::new();
         let checked =
-            tables.check_lines_with(&position, args.replay_lines, 16, |p, w| seen.push((*p, w)))?;
+            tables.check_lines_with(&position, args.replay_lines as usize, 16, |p, w| {
+                seen.push((*p, w))
+            })?;
         println!(
             "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent ({:.1} s)",
             checked.lines,
@@ -399,7 +414,7 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
     );
     if args.replay_lines > 0 {
         let started = Instant::now();
-        let c = tables.check_lines(position, args.replay_lines, 16)?;
+        let c = tables.check_lines(position, args.replay_lines as usize, 16)?;
         println!(
             "checked: {} games over the rules, {} plies, {} positions re-derived from their children, all consistent; {} ended with the tables' winner, {} drawn, {} stopped where the quiet counter passed what the tables answer or a capture left the layers kept ({:.1} s)",
             c.replay.lines,
@@ -444,7 +459,7 @@ fn compare_with_dag(seen: &[(Position, Side)], args: &SolveArgs) -> Result<()> {
     })?;
     let started = Instant::now();
     let (mut agreed, mut unknown, mut rng) = (0, 0, 0x5EED_u64);
-    for _ in 0..args.compare_dag.min(seen.len()) {
+    for _ in 0..(args.compare_dag as usize).min(seen.len()) {
         rng = rng
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
@@ -483,13 +498,16 @@ struct Candidate {
     position: Position,
     game: usize,
     ply: usize,
+    /// Plies from the position to its game's end: candidates are solved
+    /// nearest the end first.
+    to_end: usize,
 }
 
 fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let games_path = args.from_games.as_ref().expect("checked by the caller");
     let out = args.out.as_ref().expect("clap requires --out");
     anyhow::ensure!(args.every >= 1, "--every must be at least 1");
-    write_target(out).with_context(|| format!("--out {}", out.display()))?;
+    halatafl_cli::outputs::check_outputs(&[("--from-games", games_path)], &[("--out", out)])?;
     let rows = read_game_rows(games_path)
         .with_context(|| format!("reading --from-games {}", games_path.display()))?;
     // Positions of every game, latest plies first (where proofs are cheap),
@@ -519,18 +537,13 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
                     position: *position,
                     game: row.game,
                     ply,
+                    to_end: row.plies.saturating_sub(ply),
                 });
             }
         }
     }
     // Interleave games, ply by ply from their ends, so the suite spans games.
-    candidates.sort_by_key(|c| {
-        let end = rows
-            .iter()
-            .find(|r| r.game == c.game)
-            .map_or(0, |r| r.plies);
-        (end.saturating_sub(c.ply), c.game)
-    });
+    candidates.sort_by_key(|c| (c.to_end, c.game));
     eprintln!(
         "{} candidate positions from {} games",
         candidates.len(),
