@@ -101,6 +101,53 @@ impl GameRow {
         }
     }
 
+    /// What a reader checks beyond the columns' types: the result, the end
+    /// reason and the variant are words halatafl writes, the result fits
+    /// the reason (a draw by repetition or the fifty-move rule, a win
+    /// otherwise), and the thinking times are finite and not negative.
+    pub fn check(&self) -> Result<(), String> {
+        let reason: halatafl_rules::EndReason =
+            self.reason.parse().map_err(|e| format!("reason: {e}"))?;
+        let draw_reason = matches!(
+            reason,
+            halatafl_rules::EndReason::Threefold | halatafl_rules::EndReason::FiftyMoves
+        );
+        match (self.result.as_str(), draw_reason) {
+            ("draw", true) | ("foxes" | "geese", false) => {}
+            ("draw" | "foxes" | "geese", _) => {
+                return Err(format!(
+                    "result `{}` cannot end by `{}`",
+                    self.result, self.reason
+                ))
+            }
+            (other, _) => {
+                return Err(format!(
+                    "result `{}`: expected `foxes`, `geese` or `draw`",
+                    halatafl_rules::excerpt(other, None)
+                ))
+            }
+        }
+        self.variant
+            .parse::<halatafl_rules::Variant>()
+            .map_err(|e| {
+                format!(
+                    "variant `{}`: {e}",
+                    halatafl_rules::excerpt(&self.variant, None)
+                )
+            })?;
+        for (column, seconds) in [
+            ("foxes_seconds", self.foxes_seconds),
+            ("geese_seconds", self.geese_seconds),
+        ] {
+            if !(seconds.is_finite() && seconds >= 0.0) {
+                return Err(format!(
+                    "{column} {seconds}: expected a finite number of seconds, 0 or more"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The CSV header, in column order.
     pub const COLUMNS: [&'static str; 13] = [
         "game",
@@ -212,6 +259,36 @@ pub fn write_target(path: &Path) -> Result<PathBuf, ArenaError> {
     })
 }
 
+/// Whether `a` and `b` name the same file, compared as files rather than
+/// strings: `x.csv`, `./x.csv`, `dir/../x.csv`, a hard link and a symbolic
+/// link to it are all the same file. Paths that do not exist yet are the
+/// same when they would be created at the same place (their directories
+/// resolved). Used to refuse an output that would overwrite an input or
+/// another output of one command.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::metadata(b)) {
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    // At least one does not exist: where would each be created?
+    let resolved = |p: &Path| -> Option<PathBuf> {
+        let target = write_target(p).ok()?;
+        if let Ok(full) = fs::canonicalize(&target) {
+            return Some(full);
+        }
+        let name = target.file_name()?;
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Some(fs::canonicalize(dir).ok()?.join(name))
+    };
+    match (resolved(a), resolved(b)) {
+        (Some(ra), Some(rb)) => ra == rb,
+        _ => a == b,
+    }
+}
+
 fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
     let path = &write_target(path)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -283,8 +360,27 @@ pub fn read_game_rows(path: &Path) -> Result<Vec<GameRow>, ArenaError> {
             },
         });
     }
-    let mut r = csv::Reader::from_reader(std::io::BufReader::new(file));
-    r.deserialize()
-        .map(|row| row.map_err(ArenaError::from))
-        .collect()
+    parse_game_rows(&path.display().to_string(), std::io::BufReader::new(file))
+}
+
+/// [`read_game_rows`] from any reader; `name` names it in errors.
+pub fn parse_game_rows(name: &str, input: impl std::io::Read) -> Result<Vec<GameRow>, ArenaError> {
+    let mut r = csv::Reader::from_reader(input);
+    let headers = r.headers()?.clone();
+    let mut rows = Vec::new();
+    for record in r.records() {
+        let record = record?;
+        let line = record.position().map_or(0, |p| p.line());
+        let bad = |why: String| ArenaError::BadRow {
+            path: name.to_string(),
+            line,
+            why,
+        };
+        let row: GameRow = record
+            .deserialize(Some(&headers))
+            .map_err(|e| bad(e.to_string()))?;
+        row.check().map_err(bad)?;
+        rows.push(row);
+    }
+    Ok(rows)
 }

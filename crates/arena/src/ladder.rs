@@ -459,6 +459,7 @@ pub fn run_ladder(
 ) -> Result<(Vec<GameRow>, Ladder), ArenaError> {
     config.validate()?;
     check_ladder(rungs, config.games)?;
+    crate::check_total_games(rungs.len(), config.games, "rungs")?;
     factory(agent, 0)?;
     for rung in rungs {
         factory(rung, 0)?;

@@ -17,7 +17,8 @@ pub mod stats;
 mod summary;
 
 pub use csvlog::{
-    append_csv_atomic, read_game_rows, write_csv_atomic, write_target, GameRow, ThinkingTime,
+    append_csv_atomic, parse_game_rows, read_game_rows, same_file, write_csv_atomic, write_target,
+    GameRow, ThinkingTime,
 };
 pub use ladder::{run_ladder, Ladder};
 pub use ratings::{fit_ratings, Rating};
@@ -55,6 +56,12 @@ pub enum ArenaError {
     NotAFile { path: String, what: String },
     #[error("CSV: {0}")]
     Csv(#[from] csv::Error),
+    #[error("{path}, line {line}: {why}")]
+    BadRow {
+        path: String,
+        line: u64,
+        why: String,
+    },
     #[error("{path}: the existing header `{found}` differs from `{expected}`; not appending")]
     HeaderMismatch {
         path: String,
@@ -77,6 +84,21 @@ pub enum ArenaError {
 /// bound, so a typo cannot ask for petabytes: every game keeps a result row
 /// until the match ends.
 pub const MAX_GAMES: usize = 1_000_000;
+
+/// Refuses a job of `matches` matches of `games` games each (a
+/// tournament's pairs, a ladder's rungs) that would play more than
+/// [`MAX_GAMES`] games in all: every game's job and row is held in memory,
+/// so the bound on one match must hold for the whole job list too.
+pub fn check_total_games(matches: usize, games: usize, what: &str) -> Result<(), ArenaError> {
+    match matches.checked_mul(games) {
+        Some(total) if total <= MAX_GAMES => Ok(()),
+        total => Err(ArenaError::Config(format!(
+            "games: {matches} {what} of {games} games each is {} games in all, more than the \
+             {MAX_GAMES} one job may play; play fewer games per match or split the job",
+            total.map_or_else(|| "over 2^64".to_string(), |t| t.to_string())
+        ))),
+    }
+}
 
 /// The longest random opening, in plies. Random play rarely ends a game
 /// this early, so an opening is found in a few draws; a longer one would
@@ -352,6 +374,8 @@ pub fn run_tournament(
         factory(a, 0)?;
     }
     config.validate()?;
+    let pairs = agents.len() * (agents.len() - 1) / 2;
+    check_total_games(pairs, config.games, "pairs of agents")?;
     let mut jobs = Vec::new();
     for i in 0..agents.len() {
         for j in i + 1..agents.len() {

@@ -4,4 +4,5 @@
 
 pub mod agents;
 pub mod board_text;
+pub mod outputs;
 pub mod protocol;

@@ -42,7 +42,7 @@ pub fn run(args: LadderArgs) -> Result<()> {
         &rungs,
         &factory,
         &config,
-        &progress(rungs.len() * config.games),
+        &progress(rungs.len().saturating_mul(config.games)),
     )?;
     write_csv_atomic(&args.arena.csv, &rows)
         .with_context(|| format!("writing {}", args.arena.csv.display()))?;

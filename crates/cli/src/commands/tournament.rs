@@ -35,18 +35,23 @@ pub fn run(args: TournamentArgs) -> Result<()> {
     let variant = config.variant;
     let factory = move |spec: &str, seed: u64| build_agent(spec, seed, variant);
     let pairs = args.agents.len() * (args.agents.len().saturating_sub(1)) / 2;
-    let (rows, ratings) = run_tournament(
-        &args.agents,
-        &factory,
-        &config,
-        &progress(pairs * config.games),
-    )?;
-    write_csv_atomic(&args.arena.csv, &rows)
-        .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     let ratings_path = args
         .ratings
         .clone()
         .unwrap_or_else(|| default_ratings_path(&args.arena.csv));
+    // Both outputs are checked before the first game, not after the last.
+    halatafl_cli::outputs::check_outputs(
+        &[],
+        &[("--csv", &args.arena.csv), ("--ratings", &ratings_path)],
+    )?;
+    let (rows, ratings) = run_tournament(
+        &args.agents,
+        &factory,
+        &config,
+        &progress(pairs.saturating_mul(config.games)),
+    )?;
+    write_csv_atomic(&args.arena.csv, &rows)
+        .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     write_csv_atomic(&ratings_path, &ratings)
         .with_context(|| format!("writing {}", ratings_path.display()))?;
 
