@@ -1,6 +1,6 @@
 //! The variant and position flags shared by every subcommand.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use halatafl_rules::{Position, Variant};
 
@@ -59,9 +59,10 @@ impl PositionArgs {
         let variant = self.variant.variant()?;
         match &self.fen {
             None => Ok(Position::start(variant)),
-            Some(text) => {
-                Position::from_fen(text, variant).with_context(|| format!("bad --fen \"{text}\""))
-            }
+            Some(text) => Position::from_fen(text, variant).map_err(|e| {
+                let quoted = halatafl_rules::excerpt(text, e.column());
+                anyhow::Error::new(e).context(format!("bad --fen \"{quoted}\""))
+            }),
         }
     }
 }

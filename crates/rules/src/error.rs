@@ -43,6 +43,47 @@ pub enum PositionError {
     Overlap,
 }
 
+impl PositionError {
+    /// The character (1-based) of the position string where the error is,
+    /// where one place is to blame.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            PositionError::RowLength { column, .. }
+            | PositionError::BadPiece { column, .. }
+            | PositionError::BadSide { column, .. }
+            | PositionError::BadQuiet { column, .. } => Some(*column),
+            _ => None,
+        }
+    }
+}
+
+/// The most characters of user input a message quotes.
+pub const QUOTE_CHARS: usize = 60;
+
+/// `text` as an error message quotes it: whole when it is at most
+/// [`QUOTE_CHARS`] characters; otherwise about that many around character
+/// `column` (1-based; the start when `None`), with `...` where text was cut
+/// and the whole length, so a 100 KB input gives a short line that still
+/// shows the place of the error.
+pub fn excerpt(text: &str, column: Option<usize>) -> String {
+    let total = text.chars().count();
+    if total <= QUOTE_CHARS {
+        return text.to_string();
+    }
+    let at = column.unwrap_or(1).clamp(1, total) - 1;
+    let first = at.saturating_sub(QUOTE_CHARS / 2).min(total - QUOTE_CHARS);
+    let shown: String = text.chars().skip(first).take(QUOTE_CHARS).collect();
+    format!(
+        "{}{shown}{} ({total} characters)",
+        if first > 0 { "..." } else { "" },
+        if first + QUOTE_CHARS < total {
+            "..."
+        } else {
+            ""
+        }
+    )
+}
+
 /// A move string that cannot be read, or a move that is not legal.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum MoveError {

@@ -30,7 +30,7 @@ mod variant;
 mod zobrist;
 
 pub use bitboard::Bitboard;
-pub use error::{GameError, MoveError, PositionError};
+pub use error::{excerpt, GameError, MoveError, PositionError};
 pub use game::{Game, FIFTY_MOVE_PLIES};
 pub use geometry::Direction;
 pub use moves::{Move, MoveList, MoveText, Side, MAX_JUMPS};

@@ -22,6 +22,16 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    /// Every end reason, in rule order.
+    pub const ALL: [EndReason; 6] = [
+        EndReason::FewerThanNine,
+        EndReason::FewerThanFour,
+        EndReason::PenFilled,
+        EndReason::NoMoves,
+        EndReason::Threefold,
+        EndReason::FiftyMoves,
+    ];
+
     pub(crate) fn few_geese(variant: Variant) -> EndReason {
         if variant.is_classic() {
             EndReason::FewerThanFour
@@ -39,6 +49,25 @@ impl EndReason {
             EndReason::Threefold => "threefold",
             EndReason::FiftyMoves => "fifty-moves",
         }
+    }
+}
+
+impl std::str::FromStr for EndReason {
+    type Err = String;
+
+    /// Reads back [`EndReason::name`].
+    fn from_str(text: &str) -> Result<EndReason, String> {
+        EndReason::ALL
+            .into_iter()
+            .find(|r| r.name() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = EndReason::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "`{}` is not an end reason ({})",
+                    crate::excerpt(text, None),
+                    names.join(", ")
+                )
+            })
     }
 }
 

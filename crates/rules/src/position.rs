@@ -431,7 +431,7 @@ impl Position {
     /// Finds the legal move named by `text` (RULES.md notation).
     pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         let parsed = MoveText::parse(text).map_err(|(column, why)| MoveError::Syntax {
-            text: text.to_string(),
+            text: crate::error::excerpt(text, Some(column)),
             column,
             why,
         })?;
@@ -439,7 +439,7 @@ impl Position {
             .into_iter()
             .find(|m| parsed.matches(*m))
             .ok_or_else(|| MoveError::Illegal {
-                text: text.to_string(),
+                text: crate::error::excerpt(text, None),
                 why: self.why_illegal(parsed.from),
             })
     }

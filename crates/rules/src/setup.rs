@@ -96,7 +96,7 @@ impl Setup {
             "g" => Side::Geese,
             _ => {
                 return Err(PositionError::BadSide {
-                    found: side.to_string(),
+                    found: crate::error::excerpt(side, None),
                     column: col,
                 })
             }
@@ -104,7 +104,7 @@ impl Setup {
         let quiet = match fields.get(2) {
             None => 0,
             Some(&(col, q)) => q.parse::<u16>().map_err(|_| PositionError::BadQuiet {
-                found: q.to_string(),
+                found: crate::error::excerpt(q, None),
                 column: col,
             })?,
         };
