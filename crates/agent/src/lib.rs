@@ -75,6 +75,18 @@ impl PartialEq for StopSignal {
     }
 }
 
+/// A position an agent was asked to move in although its game is over.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the game is over ({result}, {reason}) at {fen}: there is no move to choose")]
+pub struct GameOver {
+    /// `foxes`, `geese` or `draw`.
+    pub result: &'static str,
+    /// The end rule, as `EndReason`'s name.
+    pub reason: &'static str,
+    /// The position, for the message.
+    pub fen: String,
+}
+
 /// An agent's answer: the move and what it thinks of the position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
@@ -114,8 +126,25 @@ pub trait Agent: Send {
     fn spec(&self) -> String;
 
     /// Picks a move for the side to move in `game` within `budget` (the agent's
-    /// own spec decides for fields the budget leaves out).
+    /// own spec decides for fields the budget leaves out). The game must not
+    /// be over: see [`Agent::try_choose`] for games that may be.
     fn choose(&mut self, game: &Game, budget: &Budget) -> Decision;
+
+    /// [`Agent::choose`] for a game that may be over: a finished game (by
+    /// any of the five end rules, history included) is an error naming how
+    /// it ended, never a panic inside a search that has no move to find.
+    /// Every entry point that hands an agent a position from outside (the
+    /// Python package, the engine protocol, suites) goes through it.
+    fn try_choose(&mut self, game: &Game, budget: &Budget) -> Result<Decision, GameOver> {
+        match game.outcome() {
+            Some(outcome) => Err(GameOver {
+                result: outcome.result_word(),
+                reason: outcome.reason.name(),
+                fen: game.position().fen(),
+            }),
+            None => Ok(self.choose(game, budget)),
+        }
+    }
 
     /// A new game starts (forget trees, keep learned weights and tables you
     /// want to keep). `seed` varies tie-breaks and noise between games.

@@ -32,8 +32,7 @@ fn net_registry() -> &'static halatafl_nn::NetRegistry {
 
 /// Builds the agent `spec` names, seeded with `seed`, for games of `variant`.
 pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Agent>, SpecError> {
-    // Every kind so far plays any variant; network agents will check theirs.
-    let _ = variant;
+    // Search agents play any variant; network agents check theirs.
     let parsed = AgentSpec::parse(spec, AGENT_FORMS)?;
     match parsed.kind.as_str() {
         "random" => {
@@ -44,8 +43,8 @@ pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Ag
         "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(
             &parsed, seed,
         )?)),
-        "net" => halatafl_nn::build_net_agent(&parsed, seed, net_registry()),
-        "best" => halatafl_nn::build_shipped_agent(&parsed, seed, net_registry()),
+        "net" => halatafl_nn::build_net_agent(&parsed, seed, variant, net_registry()),
+        "best" => halatafl_nn::build_shipped_agent(&parsed, seed, variant, net_registry()),
         _ => Err(parsed.unknown_kind(AGENT_FORMS)),
     }
 }

@@ -10,7 +10,7 @@ use crate::evaluator::{EvaluatorConfig, NetEvaluator};
 use crate::inference::{InferenceNet, Precision};
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
 use halatafl_mcts::{from_spec, Evaluator, MctsAgent};
-use halatafl_rules::Game;
+use halatafl_rules::{Game, Variant};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -46,10 +46,41 @@ pub fn net_forms() -> String {
 /// bonus beyond 1 would outweigh the win itself.
 pub const MAX_MOVES_LEFT_UTILITY: f32 = 1.0;
 
+/// The agent kinds that play a network: they need a checkpoint and the
+/// variant it was trained on. Everything that must tell network agents from
+/// the others (the expert, the self-play opponent) decides by the parsed
+/// kind, not by how the spec's text begins.
+pub const NETWORK_KINDS: [&str; 2] = ["net", "best"];
+
+/// Whether `spec` names a network agent (`net:...`, `best...`); a spec that
+/// does not parse names none (its builder reports why).
+pub fn is_network_spec(spec: &str) -> bool {
+    AgentSpec::parse(spec, "").is_ok_and(|parsed| NETWORK_KINDS.contains(&parsed.kind.as_str()))
+}
+
+/// The variant the shipped network was trained on (its file predates the
+/// `variant` entry every run now writes into its checkpoints).
+pub const SHIPPED_NETWORK_VARIANT: &str = "two-foxes";
+
+/// The variant a checkpoint's network was trained on, as `Variant`'s Display
+/// (`two-foxes`, `classic geese=13`), from its `variant` metadata entry;
+/// `None` for checkpoints written before runs recorded it.
+pub fn trained_variant(info: &checkpoint::CheckpointInfo) -> Option<&str> {
+    info.extra.get(checkpoint::VARIANT_KEY).map(String::as_str)
+}
+
+/// A network loaded once and shared.
+#[derive(Clone)]
+struct Shared {
+    evaluator: Arc<NetEvaluator>,
+    config: NetConfig,
+    variant: Option<String>,
+}
+
 /// Shares evaluators between agents of the same checkpoint, device and precision.
 #[derive(Default)]
 pub struct NetRegistry {
-    evaluators: Mutex<HashMap<String, (Arc<NetEvaluator>, NetConfig)>>,
+    evaluators: Mutex<HashMap<String, Shared>>,
     pub config: EvaluatorConfig,
 }
 
@@ -78,6 +109,17 @@ impl NetRegistry {
         device: &str,
         precision: Precision,
     ) -> Result<(Arc<NetEvaluator>, NetConfig), String> {
+        self.shared(source, device, precision)
+            .map(|s| (s.evaluator, s.config))
+    }
+
+    /// The shared network of a checkpoint, loaded on first use.
+    fn shared(
+        &self,
+        source: NetSource,
+        device: &str,
+        precision: Precision,
+    ) -> Result<Shared, String> {
         let name = match source {
             NetSource::File(path) => path.display().to_string(),
             NetSource::Shipped => format!("<shipped {SHIPPED_NETWORK_NAME}>"),
@@ -88,7 +130,7 @@ impl NetRegistry {
             return Ok(shared.clone());
         }
         let device = crate::parse_device(device).map_err(|e| e.to_string())?;
-        let (trainer, _) = match source {
+        let (trainer, info) = match source {
             NetSource::File(path) => checkpoint::load(path, None, device),
             NetSource::Shipped => checkpoint::load_bytes(
                 Path::new(SHIPPED_NETWORK_NAME),
@@ -98,11 +140,22 @@ impl NetRegistry {
             ),
         }
         .map_err(|e| e.to_string())?;
-        let net_config = trainer.net.config;
+        let variant = match source {
+            NetSource::File(_) => trained_variant(&info).map(str::to_string),
+            NetSource::Shipped => Some(
+                trained_variant(&info)
+                    .unwrap_or(SHIPPED_NETWORK_VARIANT)
+                    .to_string(),
+            ),
+        };
         let net = InferenceNet::new(&trainer.net, precision, device);
-        let evaluator = Arc::new(NetEvaluator::start(move || net, self.config));
-        map.insert(key, (evaluator.clone(), net_config));
-        Ok((evaluator, net_config))
+        let shared = Shared {
+            evaluator: Arc::new(NetEvaluator::start(move || net, self.config)),
+            config: trainer.net.config,
+            variant,
+        };
+        map.insert(key, shared.clone());
+        Ok(shared)
     }
 
     /// Drops every shared evaluator (their threads end when the last agent goes).
@@ -131,10 +184,12 @@ pub enum NetSource<'a> {
     Shipped,
 }
 
-/// Builds a `net:` agent.
+/// Builds a `net:` agent for games of `variant`; a network trained on
+/// another variant is refused, naming both.
 pub fn build_net_agent(
     spec: &AgentSpec,
     seed: u64,
+    variant: Variant,
     registry: &NetRegistry,
 ) -> Result<Box<dyn Agent>, SpecError> {
     let ckpt: String = spec.get("ckpt")?.ok_or_else(|| SpecError::Syntax {
@@ -142,7 +197,13 @@ pub fn build_net_agent(
         why: "`ckpt=PATH` is required".into(),
         forms: net_forms(),
     })?;
-    build_agent_from(spec, seed, registry, NetSource::File(Path::new(&ckpt)))
+    build_agent_from(
+        spec,
+        seed,
+        variant,
+        registry,
+        NetSource::File(Path::new(&ckpt)),
+    )
 }
 
 /// Builds a `best` agent: the shipped network, with a `net:` agent's
@@ -150,14 +211,16 @@ pub fn build_net_agent(
 pub fn build_shipped_agent(
     spec: &AgentSpec,
     seed: u64,
+    variant: Variant,
     registry: &NetRegistry,
 ) -> Result<Box<dyn Agent>, SpecError> {
-    build_agent_from(spec, seed, registry, NetSource::Shipped)
+    build_agent_from(spec, seed, variant, registry, NetSource::Shipped)
 }
 
 fn build_agent_from(
     spec: &AgentSpec,
     seed: u64,
+    variant: Variant,
     registry: &NetRegistry,
     source: NetSource,
 ) -> Result<Box<dyn Agent>, SpecError> {
@@ -173,12 +236,28 @@ fn build_agent_from(
     let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
     let precision: Precision = spec.get_or("precision", Precision::F32)?;
-    let (evaluator, net_config) = registry
-        .network(source, &device, precision)
+    let shared = registry
+        .shared(source, &device, precision)
         .map_err(|why| SpecError::Build {
             spec: spec.to_string(),
             why,
         })?;
+    if let Some(trained) = shared.variant.as_deref() {
+        if trained != variant.to_string() {
+            let network = match source {
+                NetSource::File(path) => path.display().to_string(),
+                NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
+            };
+            return Err(SpecError::Build {
+                spec: spec.to_string(),
+                why: format!(
+                    "the network {network} was trained on {trained}, and this game is {variant}: \
+                     a network plays the variant it was trained on"
+                ),
+            });
+        }
+    }
+    let (evaluator, net_config) = (shared.evaluator, shared.config);
     if raw_policy {
         // The utility steers a search; the raw policy has none.
         let known: Vec<&str> = options().filter(|k| *k != "moves_left").collect();

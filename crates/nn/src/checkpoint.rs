@@ -34,6 +34,10 @@ use tch::{Device, Kind, Tensor};
 use thiserror::Error;
 
 pub const FORMAT: &str = "halatafl-checkpoint";
+/// The metadata entry (in [`CheckpointInfo::extra`]) naming the variant a
+/// network was trained on, as `Variant`'s Display; network agents refuse to
+/// play another. Checkpoints from before it have none and play any.
+pub const VARIANT_KEY: &str = "variant";
 pub const FORMAT_VERSION: &str = "2";
 /// The last format version without a tensor checksum; still loaded, unverified.
 pub const UNCHECKED_FORMAT_VERSION: &str = "1";
@@ -106,16 +110,34 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        // A full disk or a refused rename leaves no temporary file behind.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The process id a temporary file of [`write_atomically`]
+/// (`.<name>.tmp-<pid>`) or of the CSV writers (`.<name>.tmp<pid>`, and the
+/// report's `.tmp<pid>-<name>`) names, if `file_name` is one.
+pub fn temp_file_pid(file_name: &str) -> Option<u32> {
+    let rest = file_name.strip_prefix('.')?;
+    if let Some(tail) = rest.strip_prefix("tmp") {
+        let digits: &str = tail.split('-').next()?;
+        return digits.parse().ok().filter(|_| tail.contains('-'));
+    }
+    let (_, pid) = rest.rsplit_once(".tmp")?;
+    pid.strip_prefix('-').unwrap_or(pid).parse().ok()
 }
 
 /// Saves `trainer` (weights, optimizer state, configs) to `path`.

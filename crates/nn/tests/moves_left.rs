@@ -310,7 +310,8 @@ fn the_evaluator_passes_plies_left_to_the_search_and_agents_check_for_the_head()
 
     let build = |spec: String| {
         let spec = AgentSpec::parse(&spec, &halatafl_nn::agent::net_forms()).unwrap();
-        halatafl_nn::build_net_agent(&spec, 1, &registry).map(|_| ())
+        halatafl_nn::build_net_agent(&spec, 1, halatafl_rules::Variant::two_foxes(), &registry)
+            .map(|_| ())
     };
     build(format!(
         "net:ckpt={},sims=8,moves_left=0.05",

@@ -489,7 +489,8 @@ fn net_agents_search_by_simulations_or_by_time_or_play_the_raw_policy() {
     let game = Game::start_of(Variant::default());
     let nodes = |spec: &str| {
         let spec = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms()).unwrap();
-        let mut agent = halatafl_nn::build_net_agent(&spec, 1, &registry).unwrap();
+        let mut agent =
+            halatafl_nn::build_net_agent(&spec, 1, Variant::default(), &registry).unwrap();
         agent.choose(&game, &Budget::default()).info.nodes
     };
     let ckpt = path.display();
@@ -504,7 +505,7 @@ fn net_agents_search_by_simulations_or_by_time_or_play_the_raw_policy() {
         &halatafl_nn::agent::net_forms(),
     )
     .unwrap();
-    let err = halatafl_nn::build_net_agent(&bad, 1, &registry)
+    let err = halatafl_nn::build_net_agent(&bad, 1, Variant::default(), &registry)
         .err()
         .expect("ms=0 is refused")
         .to_string();
@@ -564,4 +565,82 @@ fn a_lone_caller_is_answered_without_waiting_for_a_batch_to_fill() {
         start.elapsed()
     );
     assert_eq!(evaluator.stats().batches_run, 20);
+}
+
+#[test]
+fn a_failed_atomic_write_leaves_no_temporary_file() {
+    let dir = scratch_dir("atomic-fail");
+    // Renaming a file over a non-empty directory fails after the temporary
+    // file was written in full: the temporary file must go with the error.
+    let target = dir.join("taken");
+    std::fs::create_dir_all(target.join("inside")).unwrap();
+    let err = checkpoint::write_atomically(&target, b"bytes").unwrap_err();
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["taken"], "after {err}");
+    // The names of temporary files give back their writer's process id.
+    assert_eq!(
+        checkpoint::temp_file_pid(".gen_0007.safetensors.tmp-4242"),
+        Some(4242)
+    );
+    assert_eq!(checkpoint::temp_file_pid(".train.csv.tmp77"), Some(77));
+    assert_eq!(checkpoint::temp_file_pid(".tmp12-strength.png"), Some(12));
+    for other in [
+        "gen_0007.safetensors",
+        ".hidden",
+        ".x.tmp-",
+        ".tmpfile",
+        "a.tmp-3",
+    ] {
+        assert_eq!(checkpoint::temp_file_pid(other), None, "{other}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_network_refuses_a_variant_it_was_not_trained_on() {
+    let dir = scratch_dir("net-variant");
+    let registry = halatafl_nn::NetRegistry::new(halatafl_nn::EvaluatorConfig::default());
+    let classic = Variant::classic(13, false).unwrap();
+    let build = |path: &Path, variant: Variant| {
+        let spec = halatafl_agent::AgentSpec::parse(
+            &format!("net:ckpt={}", path.display()),
+            &halatafl_nn::agent::net_forms(),
+        )
+        .unwrap();
+        halatafl_nn::build_net_agent(&spec, 1, variant, &registry).map(|_| ())
+    };
+    // Recorded: only its own variant.
+    let mut extra = BTreeMap::new();
+    extra.insert(checkpoint::VARIANT_KEY.to_string(), classic.to_string());
+    let path = dir.join("classic.safetensors");
+    checkpoint::save(&trainer(5), &path, &extra).unwrap();
+    build(&path, classic).unwrap();
+    let err = build(&path, Variant::two_foxes())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("trained on classic geese=13") && err.contains("this game is two-foxes"),
+        "{err}"
+    );
+    // Not recorded (written before runs recorded it): any variant.
+    let path = dir.join("old.safetensors");
+    checkpoint::save(&trainer(5), &path, &BTreeMap::new()).unwrap();
+    build(&path, classic).unwrap();
+    build(&path, Variant::two_foxes()).unwrap();
+    // The shipped network is a Two Foxes network.
+    let shipped = halatafl_agent::AgentSpec::parse("best", "").unwrap();
+    assert!(halatafl_nn::build_shipped_agent(&shipped, 1, Variant::two_foxes(), &registry).is_ok());
+    let err = halatafl_nn::build_shipped_agent(&shipped, 1, classic, &registry)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("models/best.safetensors was trained on two-foxes"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -514,7 +514,7 @@ fn bad(
 /// The expert and the self-play opponent are agents the CLI builds without
 /// a checkpoint: `spec` must name one (`need` says what for when it does not).
 fn non_network_agent(key: &'static str, spec: &str, need: &str) -> Result<(), ConfigError> {
-    if spec.trim().is_empty() || spec.starts_with("net") {
+    if spec.trim().is_empty() || halatafl_nn::agent::is_network_spec(spec) {
         return Err(bad(key, quoted(spec), need));
     }
     Ok(())
@@ -880,8 +880,9 @@ impl RunConfig {
         let e = &self.eval;
         count("eval.every", e.every, 1..=MAX_GENERATIONS)?;
         count("eval.games", e.games, 1..=MAX_GAMES)?;
+        let variant = self.variant().ok();
         for spec in &e.opponents {
-            check_opponent(spec)?;
+            check_opponent(spec, variant)?;
         }
         count("eval.simulations", e.simulations, 1..=MAX_SIMULATIONS)?;
         count("eval.opening_plies", e.opening_plies, 0..=MAX_OPENING_PLIES)?;
@@ -918,15 +919,19 @@ impl RunConfig {
 }
 
 /// An evaluation opponent that can be checked without building it: `previous`,
-/// a non-empty spec, and for `net:` a `ckpt=` naming a readable checkpoint
-/// (the CLI builds the other kinds before the run starts). Without this, a
-/// missing checkpoint surfaced only after generation 0 had been trained.
-fn check_opponent(spec: &str) -> Result<(), ConfigError> {
+/// a non-empty spec, and for a `net` agent a `ckpt=` naming a readable
+/// checkpoint of the run's variant (the CLI builds the other kinds before
+/// the run starts). Without this, a missing checkpoint surfaced only after
+/// generation 0 had been trained.
+fn check_opponent(spec: &str, variant: Option<Variant>) -> Result<(), ConfigError> {
     let wrong = |why: String| bad("eval.opponents", quoted(spec), why);
     if spec.trim().is_empty() {
         return Err(wrong("an opponent spec is empty".into()));
     }
-    if !spec.starts_with("net:") {
+    // Decided by the parsed kind; a spec that does not parse is reported,
+    // with every valid form, when the CLI builds it.
+    let is_net = AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
+    if !is_net {
         return Ok(());
     }
     let parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())
@@ -935,13 +940,32 @@ fn check_opponent(spec: &str) -> Result<(), ConfigError> {
         .get("ckpt")
         .map_err(|e| wrong(e.to_string()))?
         .ok_or_else(|| wrong("a network opponent needs `ckpt=PATH`".into()))?;
-    halatafl_nn::checkpoint::info(Path::new(&ckpt)).map_err(|e| wrong(e.to_string()))?;
+    let info = halatafl_nn::checkpoint::info(Path::new(&ckpt)).map_err(|e| wrong(e.to_string()))?;
+    if let (Some(trained), Some(variant)) = (halatafl_nn::agent::trained_variant(&info), variant) {
+        if trained != variant.to_string() {
+            return Err(wrong(format!(
+                "the network {ckpt} was trained on {trained}, and this run plays {variant}"
+            )));
+        }
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn network_agents_are_told_by_their_parsed_kind() {
+        for spec in ["net:ckpt=x", "best", "best:sims=4"] {
+            assert!(non_network_agent("k", spec, "need").is_err(), "{spec}");
+        }
+        // Kinds that merely begin like one are left to the agent factory,
+        // which names them as unknown.
+        for spec in ["nettle", "network:x=1", "alphabeta:depth=2", "bestie"] {
+            assert!(non_network_agent("k", spec, "need").is_ok(), "{spec}");
+        }
+    }
 
     #[test]
     fn every_shipped_config_is_valid() {
@@ -976,6 +1000,8 @@ mod tests {
         ("bootstrap.games", "100000000"),
         ("bootstrap.agent", "\"net:ckpt=x\"\ngames = 5"),
         ("bootstrap.agent", "\" \"\ngames = 5"),
+        // A network by its parsed kind, not by how its text begins.
+        ("bootstrap.agent", "\"best:sims=4\"\ngames = 5"),
         ("bootstrap.opening_plies", "100000"),
         ("bootstrap.steps", "0\ngames = 5"),
         ("bootstrap.replay_fraction", "1.5"),
@@ -1017,6 +1043,7 @@ mod tests {
             "selfplay.opponent",
             "\"net:ckpt=x\"\nopponent_fraction = 0.5",
         ),
+        ("selfplay.opponent", "\"best\"\nopponent_fraction = 0.5"),
         ("selfplay.opponent_side", "\"pigs\""),
         (
             "network.init",

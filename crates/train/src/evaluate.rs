@@ -59,8 +59,10 @@ impl Run {
         let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
         let device = cfg.run.device.clone();
         let precision = cfg.network.precision.clone();
+        let variant = cfg.variant()?;
         let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
-            if spec.starts_with("net:") {
+            let net_kind = AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
+            if net_kind {
                 let mut parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())?;
                 parsed
                     .params
@@ -70,7 +72,7 @@ impl Run {
                     .params
                     .entry("precision".into())
                     .or_insert(precision.clone());
-                halatafl_nn::build_net_agent(&parsed, seed, &registry)
+                halatafl_nn::build_net_agent(&parsed, seed, variant, &registry)
             } else {
                 base_factory(spec, seed)
             }

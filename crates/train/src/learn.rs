@@ -25,7 +25,7 @@
 use crate::error::{at, TrainError};
 use crate::rows::{append_rows, replace_generation_rows, SelfPlayRow, TrainRow};
 use crate::run::{bar, chrono_like_now, Run, Stage, FINISHED_MARKER};
-use crate::shard::{read_shard, read_shard_header};
+use crate::shard::{read_shard, read_shard_header, ShardError, ShardHeader};
 use halatafl_nn::checkpoint;
 use halatafl_nn::checkpoint::write_atomically;
 use halatafl_nn::{Batch, Sample, Trainer};
@@ -34,7 +34,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// A trained generation not yet written anywhere.
@@ -70,13 +70,65 @@ impl Run {
         Ok(files)
     }
 
+    /// Reads shard `path` of generation `g` with `read`. A shard that is
+    /// damaged (its checksum or records fail), foreign (not a halatafl shard,
+    /// another encoding or format version, another generation's) or not a
+    /// regular file is set aside: renamed to `<name>.rejected` beside it,
+    /// named in the log, and read as `None`, so one bad file does not stop
+    /// the learner and every worker. A shard that cannot be read for another
+    /// reason (permissions, a failing disk) still stops the stage.
+    pub(crate) fn read_run_shard<T>(
+        &self,
+        g: u32,
+        path: &Path,
+        read: impl Fn(&Path) -> Result<(ShardHeader, T), ShardError>,
+    ) -> Result<Option<(ShardHeader, T)>, TrainError> {
+        let why = match read(path) {
+            Ok((header, _)) if header.generation != g => format!(
+                "shard {}: written for generation {}, found among generation {g}'s",
+                path.display(),
+                header.generation
+            ),
+            Ok(read) => return Ok(Some(read)),
+            Err(ShardError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                // Set aside by another process since it was listed.
+                return Ok(None);
+            }
+            Err(e @ ShardError::Io { .. })
+                if !matches!(
+                    e,
+                    ShardError::Io { ref source, .. }
+                        if source.kind() == std::io::ErrorKind::InvalidInput
+                ) =>
+            {
+                return Err(e.into())
+            }
+            Err(e) => e.to_string(),
+        };
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".rejected");
+        let aside = PathBuf::from(aside);
+        match std::fs::rename(path, &aside) {
+            Ok(()) => self.log(&format!(
+                "set aside {why}; renamed to {} and skipped",
+                aside.display()
+            )),
+            // Another process set it aside first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(TrainError::io(path, e)),
+        }
+        Ok(None)
+    }
+
     /// Samples of generation `g`'s shards, in file order, with the value
     /// target blended with the search value by `search_value_mix`.
     pub(crate) fn generation_samples(&self, g: u32) -> Result<Vec<Sample>, TrainError> {
         let mix = self.config.replay.search_value_mix;
         let mut out = Vec::new();
         for f in self.shard_files(g)? {
-            let (_, samples) = read_shard(&f)?;
+            let Some((_, samples)) = self.read_run_shard(g, &f, read_shard)? else {
+                continue;
+            };
             for s in samples {
                 let mut sample = s.sample;
                 for k in 0..3 {
@@ -299,6 +351,11 @@ impl Run {
         let path = self.checkpoint(generation);
         let mut extra = std::collections::BTreeMap::new();
         extra.insert("generation".to_string(), generation.to_string());
+        // Network agents refuse to play a variant their network was not trained on.
+        extra.insert(
+            checkpoint::VARIANT_KEY.to_string(),
+            self.config.variant()?.to_string(),
+        );
         checkpoint::save(trainer, &path, &extra).map_err(at(&path))
     }
 
@@ -390,8 +447,10 @@ impl SampleCounts {
         for g in generations {
             for path in run.shard_files(g)? {
                 if let std::collections::btree_map::Entry::Vacant(entry) = self.seen.entry(path) {
-                    let count = read_shard_header(entry.key())?.count as u64;
-                    entry.insert((g, count));
+                    let header = |p: &Path| read_shard_header(p).map(|h| (h, ()));
+                    if let Some((h, ())) = run.read_run_shard(g, entry.key(), header)? {
+                        entry.insert((g, h.count as u64));
+                    }
                 }
             }
         }

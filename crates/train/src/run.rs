@@ -12,7 +12,8 @@
 //!   shards/gen_NNNN/wWW_PPPP.shard     self-play samples of generation N
 //!                                      (asynchronous workers: w<ID>-<seq>.shard)
 //!   selfplay.csv  train.csv  eval.csv
-//!   async.json  finished.json  learner-pending.json  locks/   asynchronous mode only
+//!   async.json  finished.json  learner-pending.json   asynchronous mode only
+//!   locks/             one lock file per running stage (`train`, the learner, ...)
 //! ```
 //!
 //! `halatafl train` runs the stages in turn ([`Run::execute`]). The
@@ -49,6 +50,10 @@ pub const ASYNC_MARKER: &str = "async.json";
 /// self-play workers then stop, and the evaluator once it has evaluated
 /// every due checkpoint.
 pub const FINISHED_MARKER: &str = "finished.json";
+
+/// How long a temporary file of a process that has ended stays untouched
+/// before [`Run::clean_stale_temps`] removes it.
+pub const STALE_TEMP_SECONDS: u64 = 60;
 
 /// Builds non-network agents (`random`, `alphabeta:...`, `mcts:...`).
 pub type BaseFactory = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync;
@@ -125,6 +130,14 @@ impl Run {
 
     /// Creates a new run directory (refuses one that already holds a run).
     pub fn create(dir: &Path, config: RunConfig, command: &str) -> Result<Run, TrainError> {
+        if dir.join(ASYNC_MARKER).exists() {
+            let d = dir.display();
+            return Err(TrainError::Refused(format!(
+                "{d} already holds an asynchronous run: drive it with `halatafl selfplay --run {d} \
+                 --worker ID`, `halatafl learn --run {d}` and `halatafl evaluate --run {d}`, or \
+                 start a new run in another directory"
+            )));
+        }
         if dir.join("progress.json").exists() || dir.join("config.toml").exists() {
             return Err(TrainError::Refused(format!(
                 "{} already holds a run: use `halatafl train --resume {}`",
@@ -157,13 +170,101 @@ impl Run {
         Ok(run)
     }
 
-    /// Opens an existing run to resume it.
+    /// Opens an existing run to resume it, removing the temporary files
+    /// that killed processes left (see [`Run::clean_stale_temps`]).
     pub fn open(dir: &Path) -> Result<Run, TrainError> {
         let config = RunConfig::load(&dir.join("config.toml")).map_err(TrainError::ConfigFile)?;
-        Ok(Run {
+        let run = Run {
             dir: dir.to_path_buf(),
             config,
-        })
+        };
+        run.clean_stale_temps()?;
+        Ok(run)
+    }
+
+    /// Removes temporary files (`.gen_0007.safetensors.tmp-PID`,
+    /// `.train.csv.tmpPID`, ...) that a process killed, or stopped by a full
+    /// disk, left in the run's folders, and logs each. A file is stale when
+    /// its process is gone and it has not changed for
+    /// [`STALE_TEMP_SECONDS`]: the age guards the temporary files of live
+    /// writers on other machines sharing the directory, whose process ids
+    /// mean nothing here (a write takes seconds at most).
+    pub fn clean_stale_temps(&self) -> Result<(), TrainError> {
+        let mut folders = vec![
+            self.dir.clone(),
+            self.dir.join("checkpoints"),
+            self.dir.join("report"),
+        ];
+        let shards = self.dir.join("shards");
+        if let Ok(entries) = std::fs::read_dir(&shards) {
+            folders.extend(
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+        }
+        let now = std::time::SystemTime::now();
+        for folder in folders {
+            let Ok(entries) = std::fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries.filter_map(|e| e.ok()) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(pid) = halatafl_nn::checkpoint::temp_file_pid(&name) else {
+                    continue;
+                };
+                let Ok(meta) = entry.metadata() else { continue };
+                let age = meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| now.duration_since(m).ok())
+                    .unwrap_or_default();
+                if !meta.is_file()
+                    || pid == std::process::id()
+                    || Path::new(&format!("/proc/{pid}")).exists()
+                    || age.as_secs() < STALE_TEMP_SECONDS
+                {
+                    continue;
+                }
+                let path = entry.path();
+                match std::fs::remove_file(&path) {
+                    Ok(()) => self.log(&format!(
+                        "removed {}: a temporary file left by process {pid}, which has ended",
+                        path.display()
+                    )),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(TrainError::io(&path, e)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses, before anything is written or logged, to resume a run that
+    /// `train --resume` cannot carry on: an asynchronous run (unless
+    /// `init_only` finishes its generation 0), a damaged CSV, or a run
+    /// without `progress.json` that holds completed work.
+    pub fn check_resumable(&self, init_only: bool) -> Result<(), TrainError> {
+        if self.is_async() && !init_only {
+            return Err(self.async_refusal());
+        }
+        read_csv_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?;
+        read_csv_rows::<TrainRow>(&self.dir.join("train.csv"))?;
+        read_csv_rows::<EvalRow>(&self.dir.join("eval.csv"))?;
+        if self.progress()?.is_none() {
+            self.refuse_completed_work_without_progress()?;
+        }
+        Ok(())
+    }
+
+    fn async_refusal(&self) -> TrainError {
+        TrainError::Refused(format!(
+            "{} is an asynchronous run ({ASYNC_MARKER} exists): its stages are the \
+             `halatafl selfplay`, `learn` and `evaluate` processes, which `train --resume` \
+             would collide with",
+            self.dir.display()
+        ))
     }
 
     /// Changes how many generations the run goes to, so a finished run can
@@ -179,7 +280,23 @@ impl Run {
         if generations == old {
             return Ok(());
         }
-        let reached = self.progress()?.map_or(0, |p| p.generation);
+        if self.is_async() {
+            // Its running workers, learner and evaluator read the count
+            // from config.toml; changing it under them (or below what the
+            // learner has published, which progress.json does not record
+            // in this mode) would stop them with false messages.
+            return Err(TrainError::Refused(format!(
+                "--generations {generations}: {} is an asynchronous run, whose stages read \
+                 [run] generations ({old}) while they run; nothing was changed",
+                self.dir.display()
+            )));
+        }
+        // A checkpoint proves its generation was trained even where
+        // progress.json lags behind it.
+        let reached = self
+            .progress()?
+            .map_or(0, |p| p.generation)
+            .max(self.newest_checkpoint()?.unwrap_or(0));
         if generations < reached {
             return Err(TrainError::Refused(format!(
                 "--generations {generations}: {} has reached generation {reached}; \
@@ -289,12 +406,7 @@ impl Run {
     /// work (see `refuse_completed_work_without_progress`).
     pub fn execute(&self, base_factory: &BaseFactory) -> Result<(), TrainError> {
         if self.is_async() {
-            return Err(TrainError::Refused(format!(
-                "{} is an asynchronous run ({ASYNC_MARKER} exists): its stages are the \
-                 `halatafl selfplay`, `learn` and `evaluate` processes, which `train --resume` \
-                 would collide with",
-                self.dir.display()
-            )));
+            return Err(self.async_refusal());
         }
         self.execute_through(base_factory, self.config.run.generations)
     }
@@ -427,7 +539,7 @@ impl Run {
     /// system releases it when the process ends, even by `kill -9`), or
     /// refuses when another process holds it: two learners (or two workers
     /// of one id) on one run would write the same files.
-    pub(crate) fn exclusive(&self, name: &str, what: &str) -> Result<std::fs::File, TrainError> {
+    pub fn exclusive(&self, name: &str, what: &str) -> Result<std::fs::File, TrainError> {
         let dir = self.dir.join("locks");
         std::fs::create_dir_all(&dir).map_err(at(&dir))?;
         let path = dir.join(format!("{name}.lock"));
@@ -714,6 +826,44 @@ mod tests {
             game.play_unchecked(moves[0]);
         }
         samples
+    }
+
+    #[test]
+    fn damaged_and_foreign_shards_are_set_aside_and_the_rest_is_read() {
+        let run = scratch_run("shards-aside");
+        let dir = run.shard_dir(1);
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = game_samples(5, true);
+        write_shard(&dir.join("w0-000001.shard"), &good, 1, 1, None).unwrap();
+        // Damaged: a flipped byte. Foreign: another generation's shard,
+        // a file that is no shard at all, a directory named like one.
+        write_shard(&dir.join("w0-000002.shard"), &good, 1, 1, None).unwrap();
+        let mut bytes = std::fs::read(dir.join("w0-000002.shard")).unwrap();
+        bytes[20] ^= 1;
+        std::fs::write(dir.join("w0-000002.shard"), bytes).unwrap();
+        write_shard(&dir.join("w0-000003.shard"), &good, 7, 1, None).unwrap();
+        std::fs::write(dir.join("w1-000001.shard"), b"not a shard").unwrap();
+        std::fs::create_dir_all(dir.join("w2-000001.shard")).unwrap();
+        let samples = run.generation_samples(1).unwrap();
+        assert_eq!(samples.len(), good.len(), "the intact shard is read");
+        let mut counts = crate::learn::SampleCounts::default();
+        assert_eq!(counts.refresh(&run).unwrap().get(&1), Some(&5));
+        for name in ["w0-000002", "w0-000003", "w1-000001", "w2-000001"] {
+            assert!(!dir.join(format!("{name}.shard")).exists(), "{name}");
+            assert!(
+                dir.join(format!("{name}.shard.rejected")).exists(),
+                "{name}"
+            );
+        }
+        let log = std::fs::read_to_string(run.dir.join("log.txt")).unwrap();
+        assert!(
+            log.contains("w0-000002.shard: checksum mismatch")
+                && log.contains("written for generation 7, found among generation 1's")
+                && log.contains("w1-000001.shard: not a halatafl sample shard")
+                && log.contains("w2-000001.shard: not a regular file"),
+            "{log}"
+        );
+        std::fs::remove_dir_all(&run.dir).ok();
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::learn::{selfplay_may_play, SampleCounts};
 use crate::rows::{append_rows, SelfPlayRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
-use crate::shard::{read_shard_header, write_shard, ShardOrigin, StoredSample};
+use crate::shard::{read_shard_header, write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_nn::checkpoint;
 use halatafl_nn::NetEvaluator;
@@ -408,7 +408,15 @@ impl Run {
         let mut stats = SelfPlayStats::default();
         let (mut batch, mut hits) = (0.0, 0.0);
         for path in self.shard_files(generation)? {
-            let Some(origin) = read_shard_header(&path)?.origin else {
+            let header = |p: &Path| read_shard_header(p).map(|h| (h, ()));
+            let Some((
+                ShardHeader {
+                    origin: Some(origin),
+                    ..
+                },
+                (),
+            )) = self.read_run_shard(generation, &path, header)?
+            else {
                 continue;
             };
             let games = origin.stats.games as f64;

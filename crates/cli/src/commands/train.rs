@@ -56,12 +56,25 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
             .with_context(|| format!("{}: selfplay.opponent", path.display()))?;
     }
     if !config.network.init.is_empty() {
-        halatafl_nn::checkpoint::info(Path::new(&config.network.init))
+        // Loaded whole (shape, checksum, values) and its variant compared,
+        // so a bad checkpoint is refused before the run directory exists.
+        let init = Path::new(&config.network.init);
+        let expected = config.net_config().map_err(anyhow::Error::msg)?;
+        let (_, info) = halatafl_nn::checkpoint::load(init, Some(expected), tch::Device::Cpu)
             .with_context(|| format!("{}: network.init", path.display()))?;
+        if let Some(trained) = halatafl_nn::agent::trained_variant(&info) {
+            anyhow::ensure!(
+                trained == variant.to_string(),
+                "{}: network.init: {} was trained on {trained}, and this run plays {variant}",
+                path.display(),
+                init.display()
+            );
+        }
     }
     for spec in &config.eval.opponents {
         // Network opponents load their checkpoint when the evaluation starts.
-        if spec != "previous" && !spec.starts_with("net:") {
+        let net_kind = halatafl_agent::AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
+        if spec != "previous" && !net_kind {
             crate::agents::build_agent(spec, 0, variant)
                 .with_context(|| format!("{}: eval.opponents", path.display()))?;
         }
@@ -79,10 +92,22 @@ pub fn base_factory(
     Ok(move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant))
 }
 
+/// The lock `train` holds on a run for its whole life: a second `train`
+/// on the same run (a `--resume` while the first still runs) is refused
+/// instead of writing the same rows and checkpoints twice.
+fn lock_run(run: &Run) -> Result<std::fs::File> {
+    Ok(run.exclusive("train", "`halatafl train`")?)
+}
+
 pub fn run(args: TrainArgs) -> Result<()> {
-    let run = match (&args.resume, &args.config) {
+    let (run, _lock) = match (&args.resume, &args.config) {
         (Some(dir), _) => {
             let mut run = Run::open(dir).context("cannot resume")?;
+            let lock = lock_run(&run)?;
+            // Everything that refuses the resume runs before anything is
+            // written to the run, its log included.
+            run.check_resumable(args.init_only)
+                .context("cannot resume")?;
             if let Some(n) = args.generations {
                 let command: Vec<String> = std::env::args().collect();
                 run.set_generations(n, &command.join(" "))?;
@@ -96,7 +121,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
                 )),
                 None => run.log(&format!("resuming {} from its start", dir.display())),
             }
-            run
+            (run, lock)
         }
         (None, Some(config_path)) => {
             let mut config = RunConfig::load(config_path).map_err(anyhow::Error::msg)?;
@@ -118,6 +143,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
             };
             let command: Vec<String> = std::env::args().collect();
             let run = Run::create(&dir, config, &command.join(" "))?;
+            let lock = lock_run(&run)?;
             run.log(&format!(
                 "new run in {} from {}{}",
                 dir.display(),
@@ -127,7 +153,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
                     None => String::new(),
                 }
             ));
-            run
+            (run, lock)
         }
         (None, None) => bail!("give --config FILE or --resume RUN_DIR"),
     };
