@@ -16,7 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-all=(position move agent_spec config shard checkpoint protocol)
+all=(position move agent_spec config shard checkpoint protocol suite games)
 targets=()
 extra=()
 while [ $# -gt 0 ]; do
