@@ -11,7 +11,7 @@
 //! the history heuristic (Schaeffer, "The history heuristic and alpha-beta
 //! search enhancements in practice", IEEE PAMI 11, 1989).
 //!
-//! The rules' end conditions are applied inside the tree in RULES.md's order:
+//! The rules' end conditions are applied inside the tree in docs/rules.md's order:
 //! rules 1 and 2 from the material, rule 3 from the move list, then the draws.
 //! A position that repeats one seen since the root is scored a draw at once
 //! (the side that can repeat can keep repeating), and one that stands for the

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One finished game, as one CSV row. `moves` holds the whole game from the
-/// variant's start position (opening plies included) in RULES.md notation,
+/// variant's start position (opening plies included) in docs/rules.md notation,
 /// so `halatafl replay` can replay it; `opening_moves` is its random prefix.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GameRow {

@@ -49,7 +49,7 @@ impl VariantArgs {
 pub struct PositionArgs {
     #[command(flatten)]
     pub variant: VariantArgs,
-    /// Position string (RULES.md), e.g. "F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 0"; default: the start.
+    /// Position string (docs/rules.md), e.g. "F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 0"; default: the start.
     #[arg(long)]
     pub fen: Option<String>,
 }

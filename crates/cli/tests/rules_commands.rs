@@ -83,7 +83,7 @@ fn moves_prints_only_the_moves() {
         printed,
         ["c7-c6", "c7-d6", "c7-d7", "e7-d6", "e7-d7", "e7-e6"]
     );
-    // A chain position: the loop of RULES.md, then on over b5.
+    // A chain position: the loop of docs/rules.md, then on over b5.
     let fen = "F../.../.GFG.../..G.G../...G.../GGG/GGG f 0";
     let text = ok(&["moves", "--fen", fen]);
     let mut printed: Vec<&str> = text.lines().collect();
@@ -182,7 +182,7 @@ fn replay_wins() {
         ]),
         "result: foxes (fewer-than-nine)"
     );
-    // The chain of RULES.md takes five geese and ends the game.
+    // The chain of docs/rules.md takes five geese and ends the game.
     assert_eq!(
         replay_result(&[
             "--fen",

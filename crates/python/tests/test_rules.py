@@ -23,7 +23,7 @@ def test_start_position_and_perft_match_the_rules_contract():
     assert game.fen() == halatafl.START_FEN
     assert game.side == "foxes" and game.ply == 0 and game.quiet == 0
     assert sorted(game.legal_moves()) == ["c7-c6", "c7-d6", "c7-d7", "e7-d6", "e7-d7", "e7-e6"]
-    # RULES.md's perft table, default board and corner-links.
+    # docs/rules.md's perft table, default board and corner-links.
     assert perft(halatafl.Game(), 3) == 778
     assert perft(halatafl.Game(variant="two-foxes corner-links"), 3) == 792
 

@@ -1,5 +1,5 @@
 //! A game: a start position, the moves played, and the five end rules applied
-//! in the order of RULES.md.
+//! in the order of docs/rules.md.
 
 use crate::error::GameError;
 use crate::moves::Move;
@@ -166,7 +166,7 @@ impl Game {
         Some(m)
     }
 
-    /// The moves in RULES.md notation, space-separated.
+    /// The moves in docs/rules.md notation, space-separated.
     pub fn moves_text(&self) -> String {
         let mut s = String::new();
         for (i, m) in self.moves.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! Rules engine for Two Foxes (Halatafl) and classic Fox and Geese.
 //!
-//! `../shared/RULES.md` is the contract this crate implements. The layout
+//! `docs/rules.md` is the contract this crate implements. The layout
 //! follows shakmaty: small `Copy` types, one concept per file; an unvalidated
 //! [`Setup`] parsed from text and a validated [`Position`] built from it;
 //! [`Position::play`] checks legality, [`Position::play_unchecked`] is the hot

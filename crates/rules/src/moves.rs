@@ -158,7 +158,7 @@ impl Move {
     }
 }
 
-/// RULES.md notation: `c7-d6` for a step, `c5xe5xe3` for a chain.
+/// docs/rules.md notation: `c7-d6` for a step, `c5xe5xe3` for a chain.
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.from)?;

@@ -4,7 +4,7 @@ use crate::moves::Side;
 use crate::variant::Variant;
 use std::fmt;
 
-/// Why a game ended, named as in RULES.md and the CLI's `result:` line.
+/// Why a game ended, named as in docs/rules.md and the CLI's `result:` line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum EndReason {
     /// Rule 1 in Two Foxes: fewer than nine geese.

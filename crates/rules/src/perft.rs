@@ -1,4 +1,4 @@
-//! Perft: the number of leaf nodes of the legal-move tree, as RULES.md defines
+//! Perft: the number of leaf nodes of the legal-move tree, as docs/rules.md defines
 //! it (games over by rule 1 or 2 have no children; repetition and the
 //! fifty-move rule are not applied). The last ply is counted in bulk.
 

@@ -85,13 +85,13 @@ impl Position {
         Ok(Position::from_parts(variant, foxes, geese, side, quiet))
     }
 
-    /// Parses a position string (`<placement> <side> [<quiet>]`, RULES.md).
+    /// Parses a position string (`<placement> <side> [<quiet>]`, docs/rules.md).
     pub fn from_fen(text: &str, variant: Variant) -> Result<Position, PositionError> {
         let setup = crate::setup::Setup::parse(text)?;
         Position::new(variant, setup.foxes, setup.geese, setup.side, setup.quiet)
     }
 
-    /// The position string of RULES.md, quiet counter included.
+    /// The position string of docs/rules.md, quiet counter included.
     pub fn fen(&self) -> String {
         self.to_string()
     }
@@ -428,7 +428,7 @@ impl Position {
         Ok(next)
     }
 
-    /// Finds the legal move named by `text` (RULES.md notation).
+    /// Finds the legal move named by `text` (docs/rules.md notation).
     pub fn parse_move(&self, text: &str) -> Result<Move, MoveError> {
         let parsed = MoveText::parse(text).map_err(|(column, why)| MoveError::Syntax {
             text: crate::error::excerpt(text, Some(column)),

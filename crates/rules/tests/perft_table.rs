@@ -1,4 +1,4 @@
-//! RULES.md's perft table from the start position, both boards, through depth
+//! docs/rules.md's perft table from the start position, both boards, through depth
 //! 6 with the engine; the independent reference (tests/reference/mod.rs)
 //! reproduces the whole table; and the classic variants, every table
 //! option, engine against reference.
@@ -53,7 +53,7 @@ fn reference_matches_rules_md_table_through_depth_6() {
     }
 }
 
-/// Classic start positions, written out by hand from RULES.md (one fox on d4;
+/// Classic start positions, written out by hand from docs/rules.md (one fox on d4;
 /// row 3 and the bottom arm; 15 adds a4 g4, 17 adds b4 f4 too).
 const CLASSIC_STARTS: [(u8, &str); 3] = [
     (13, ".../.../......./...F.../GGGGGGG/GGG/GGG f 0"),

@@ -33,7 +33,7 @@
 //!
 //! # The draw rules: why every answer is exact
 //!
-//! Threefold repetition and the fifty-move rule (RULES.md rules 4 and 5)
+//! Threefold repetition and the fifty-move rule (docs/rules.md rules 4 and 5)
 //! make a position's value depend on how it was reached: the
 //! graph-history interaction (GHI) problem (Kishimoto & Müller 2004, "A
 //! general solution to the graph history interaction problem"). This crate
@@ -85,7 +85,7 @@
 //! against plain minimax over the real rules with full history, and replay
 //! proofs over the real rules ([`verify_win`]).
 //!
-//! The value of a position string is the value with no history (RULES.md:
+//! The value of a position string is the value with no history (docs/rules.md:
 //! a position string carries none); the counter in the string counts.
 //!
 //! # Classic Fox and Geese without sideways steps: the [`dag`] method

@@ -12,7 +12,7 @@
 //! - `F(G)`: the points `f ∈ E(G)` where the fox, on `f` and to move, wins;
 //! - `W(G)`: the same with the geese to move.
 //!
-//! With `G ≥ 4` geese (fewer is rule 1, a fox win), RULES.md's rules give
+//! With `G ≥ 4` geese (fewer is rule 1, a fox win), docs/rules.md's rules give
 //!
 //! - `W(G) = ⋂ over goose steps s→t of (F(G − s + t) ∪ {t})`: the fox wins
 //!   with the geese to move if every goose move leads to a fox win; a move
@@ -48,7 +48,7 @@
 //! Packing and unpacking a placement's bits is BMI2's `pext`/`pdep` where
 //! the CPU has it fast, a bit loop elsewhere. The moves come from the rules
 //! engine's line tables ([`Geometry`]): a goose steps north, north-east or
-//! north-west (RULES.md: forward and diagonally forward), the fox along
+//! north-west (docs/rules.md: forward and diagonally forward), the fox along
 //! any line, and jumps over a neighbour to the point behind it.
 //!
 //! # How it is checked

@@ -6,7 +6,7 @@
 //! # The game that is solved
 //!
 //! Sideways steps let placements repeat, so threefold repetition and the
-//! fifty-move rule (RULES.md rules 4 and 5) come into play. The crate docs
+//! fifty-move rule (docs/rules.md rules 4 and 5) come into play. The crate docs
 //! prove that from a position without history a side wins the real game
 //! exactly when it wins G″, the game with rules 1-3 and 5 only; that
 //! neither wins G″ means a draw. G″ is what is computed here. Its state is

@@ -11,7 +11,7 @@ use thiserror::Error;
 /// One solved position.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteRow {
-    /// The position string (RULES.md), quiet counter included; no history.
+    /// The position string (docs/rules.md), quiet counter included; no history.
     pub fen: String,
     /// The variant, as `Variant`'s Display (`two-foxes`, `classic geese=13`).
     pub variant: String,

@@ -43,7 +43,7 @@ pub struct FinishedGame {
     pub index: usize,
     /// `foxes`, `geese` or `draw`.
     pub result: &'static str,
-    /// A RULES.md reason, `resigned` or `max-plies`.
+    /// A docs/rules.md reason, `resigned` or `max-plies`.
     pub reason: String,
     pub plies: usize,
     pub samples: usize,

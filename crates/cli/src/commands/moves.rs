@@ -2,7 +2,7 @@ use crate::variant_args::PositionArgs;
 use anyhow::Result;
 use clap::Args;
 
-/// Print every legal move of a position, one per line, in RULES.md notation
+/// Print every legal move of a position, one per line, in docs/rules.md notation
 /// (nothing, and why on standard error, when the game is over).
 #[derive(Args, Debug)]
 pub struct MovesArgs {

@@ -3,7 +3,7 @@ use anyhow::Result;
 use clap::Args;
 use std::time::Instant;
 
-/// Count the leaf nodes of the move tree (RULES.md's perft). The last line of
+/// Count the leaf nodes of the move tree (docs/rules.md's perft). The last line of
 /// standard output is the node count alone.
 #[derive(Args, Debug)]
 pub struct PerftArgs {

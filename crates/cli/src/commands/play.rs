@@ -11,7 +11,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Play against an agent in the terminal. Moves are typed in RULES.md
+/// Play against an agent in the terminal. Moves are typed in docs/rules.md
 /// notation (c7-d6, a3-b4, c5xe5xe3); also `moves`, `undo` (takes back your
 /// last move and the agent's reply), `board`, `help` and `quit`. Lines are
 /// read from standard input, so a game can be piped in. A finished game is

@@ -1,4 +1,4 @@
-//! A second, deliberately plain implementation of RULES.md, used only to check
+//! A second, deliberately plain implementation of docs/rules.md, used only to check
 //! the engine. It shares nothing with `halatafl_rules`: points are `(file, row)`
 //! pairs (both 0-based), the board is a 7x7 array of cells, lines are decided by
 //! looking at the drawing (a diagonal exists only inside a unit square whose four
@@ -317,7 +317,7 @@ pub fn move_texts(rules: &Rules, board: &Board) -> Vec<String> {
     v
 }
 
-/// The position after a legal move, with the quiet counter of RULES.md: reset
+/// The position after a legal move, with the quiet counter of docs/rules.md: reset
 /// by a capture or a goose step that gains a row, else one more.
 pub fn apply(board: &Board, m: &RefMove) -> Board {
     let mut next = board.clone();
@@ -383,7 +383,7 @@ pub fn outcome(rules: &Rules, board: &Board) -> String {
     "ongoing".to_string()
 }
 
-/// RULES.md's perft.
+/// docs/rules.md's perft.
 pub fn perft(rules: &Rules, board: &Board, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
