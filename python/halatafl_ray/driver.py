@@ -1,4 +1,4 @@
-"""The driver: runs an asynchronous halatafl run (README, "Asynchronous mode:
+"""The driver: runs an asynchronous halatafl run (docs/async-and-ray.md, "Asynchronous mode:
 stages as processes") as Ray actors, one `halatafl` process each: generation
 0 (`train --init-only`), then the learner, N self-play workers and the
 evaluator side by side until the run is finished.
@@ -6,7 +6,7 @@ evaluator side by side until the run is finished.
 Checkpoints and shards travel through the run directory, which every node
 must see at the same path (a shared filesystem): the stages already talk only
 through that directory, with atomic renames and file locks, so the driver
-adds no channel of its own (README, "Ray: the stages on a cluster").
+adds no channel of its own (docs/async-and-ray.md, "Ray: the stages on a cluster").
 """
 
 from __future__ import annotations

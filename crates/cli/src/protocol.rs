@@ -1,7 +1,7 @@
 //! The engine protocol: a line-based text protocol over standard input and
 //! output, modelled on UCI (chess) and GTP (Go), so tournament managers,
-//! GUIs and test harnesses can drive any agent. The README's "Engine
-//! protocol" section is its reference; in short:
+//! GUIs and test harnesses can drive any agent. docs/engine-protocol.md
+//! is its reference; in short:
 //!
 //! ```text
 //! variant two-foxes|classic [options]     e.g. `variant classic geese=15 sideways`

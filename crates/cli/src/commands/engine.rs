@@ -7,7 +7,7 @@ use clap::Args;
 /// Serve the engine protocol (UCI/GTP-like) on standard input and output, for
 /// tournament managers, GUIs and test harnesses. Commands: variant, position,
 /// play, undo, newgame, go, stop, isready, d/show, fen, moves, result, id,
-/// help, quit; see the README's "Engine protocol" section.
+/// help, quit; see docs/engine-protocol.md.
 #[derive(Args, Debug)]
 #[command(after_help = AGENT_FORMS)]
 pub struct EngineArgs {
