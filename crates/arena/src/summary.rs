@@ -184,6 +184,42 @@ impl fmt::Display for MatchSummary {
 /// opening was played both ways), the score as foxes and as geese, and both
 /// agents' thinking time per move. The compact form of several
 /// [`MatchSummary`]s, for the end of a run.
+impl MatchSummary {
+    /// Agent A's result in one line, for a console that shows one line per
+    /// match while a run goes: its score over game pairs (or games, without
+    /// pairs) with the 95% interval, and its score per side.
+    pub fn one_line(&self) -> String {
+        let [me, _] = &self.agents;
+        let (score, (lo, hi), over, n) = if me.pairs.pairs() > 0 {
+            (
+                me.pairs.score(),
+                me.pairs.interval(),
+                "pairs",
+                me.pairs.pairs(),
+            )
+        } else {
+            (
+                me.overall.score(),
+                me.overall.interval(),
+                "games",
+                me.overall.games(),
+            )
+        };
+        let side = |r: &Record| {
+            if r.games() > 0 {
+                format!("{:.3}", r.score())
+            } else {
+                "-".into()
+            }
+        };
+        format!(
+            "{score:.3} [{lo:.3}, {hi:.3}] over {n} {over}; as foxes {}, as geese {}",
+            side(&me.foxes),
+            side(&me.geese)
+        )
+    }
+}
+
 pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
     let width = entries
         .iter()

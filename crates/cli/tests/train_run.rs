@@ -267,7 +267,27 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     std::fs::write(&config, &text).unwrap();
     let run = dir.join("run");
     // `--generations` overrides the config's 2, and config.toml records it.
-    common::train_new_run_with(&config, &run, &["--generations", "1"]);
+    let out = common::train_new_run_with(&config, &run, &["--generations", "1"]);
+    // While the run goes, the console shows one line per evaluation
+    // opponent; the full summaries are in the log.
+    let console = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = console
+        .lines()
+        .filter(|l| l.starts_with("generation 1 vs "))
+        .collect();
+    assert_eq!(lines.len(), 2, "random and previous: {console}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains(" over ") && l.contains("as geese")),
+        "{console}"
+    );
+    assert!(!console.contains("ptnml"), "{console}");
+    let log = std::fs::read_to_string(run.join("log.txt")).unwrap();
+    assert!(
+        log.contains("generation 1 vs random:\n") && log.contains("ptnml"),
+        "{log}"
+    );
     let recorded = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(recorded.contains("generations = 1\n"), "{recorded}");
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());

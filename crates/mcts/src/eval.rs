@@ -23,6 +23,7 @@
 //! each batch to one inference thread that batches again across callers).
 
 use crate::game::{SearchGame, Terminal};
+pub use crate::rng::SplitMix64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -325,32 +326,5 @@ impl<G: SearchGame> Evaluator<G> for RolloutEvaluator {
             let v = self.rollout::<G>(batch.leaf(i), &mut rng);
             out.set_value(i, v);
         }
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast generator, good enough
-/// for picking random playout moves.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-50
-    /// for the move counts here).
-    #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 }

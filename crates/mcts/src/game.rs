@@ -5,7 +5,7 @@
 //! [`SearchGame::play`] and back by [`SearchGame::undo`], so a node stores only
 //! the move that leads to it, never a position or a history.
 
-use crate::eval::SplitMix64;
+use crate::rng::SplitMix64;
 use halatafl_rules::{Game, Move, Position, Side};
 use std::fmt;
 

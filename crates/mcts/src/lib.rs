@@ -22,6 +22,7 @@ pub mod eval;
 mod game;
 pub mod gumbel;
 mod lockstep;
+mod rng;
 pub mod search;
 mod spec;
 mod tree;
@@ -32,7 +33,7 @@ pub use eval::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvalu
 pub use game::{SearchGame, Terminal, TwoFoxesLeaf};
 pub use lockstep::Lockstep;
 pub use search::{Search, SearchResult};
-pub use spec::{from_spec, spec_forms, LeafEval, MctsSpec, MAX_SIMS, MCTS_OPTIONS};
+pub use spec::{from_spec, spec_forms, spec_options, LeafEval, MctsSpec, MAX_SIMS, MCTS_OPTIONS};
 
 /// Bytes per tree node for a game whose moves are `M` (the move is stored in
 /// the node).

@@ -161,8 +161,175 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
     })
 }
 
+/// The spec options that make [`from_spec`] give `config`: `key=value` for
+/// every setting that differs from [`MctsConfig::default`], in
+/// [`MCTS_OPTIONS`] order, leaving out the keys in `skip` (a caller that
+/// writes `sims=` itself). Noise settings are written only with the noise
+/// on, Gumbel settings only with the Gumbel root, where they act. A run's
+/// evaluation agent is written this way, so its spec (and its name in the
+/// CSVs) carries the search the run's config asked for.
+pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
+    let d = MctsConfig::default();
+    let gumbel = config.root == RootMode::Gumbel;
+    let options: [(&str, bool, String); 14] = [
+        ("cpuct", config.cpuct != d.cpuct, config.cpuct.to_string()),
+        (
+            "cbase",
+            config.cpuct_base != d.cpuct_base,
+            config.cpuct_base.to_string(),
+        ),
+        (
+            "fpu",
+            config.fpu_reduction != d.fpu_reduction,
+            config.fpu_reduction.to_string(),
+        ),
+        (
+            "batch",
+            config.batch_size != d.batch_size,
+            config.batch_size.to_string(),
+        ),
+        (
+            "vloss",
+            config.virtual_loss != d.virtual_loss,
+            config.virtual_loss.to_string(),
+        ),
+        ("gumbel", gumbel, "true".into()),
+        (
+            "m",
+            gumbel && config.gumbel_m != d.gumbel_m,
+            config.gumbel_m.to_string(),
+        ),
+        (
+            "cvisit",
+            gumbel && config.gumbel_c_visit != d.gumbel_c_visit,
+            config.gumbel_c_visit.to_string(),
+        ),
+        (
+            "cscale",
+            gumbel && config.gumbel_c_scale != d.gumbel_c_scale,
+            config.gumbel_c_scale.to_string(),
+        ),
+        ("noise", config.noise != d.noise, config.noise.to_string()),
+        (
+            "alpha",
+            config.noise && config.dirichlet_alpha_scale != d.dirichlet_alpha_scale,
+            config.dirichlet_alpha_scale.to_string(),
+        ),
+        (
+            "eps",
+            config.noise && config.dirichlet_epsilon != d.dirichlet_epsilon,
+            config.dirichlet_epsilon.to_string(),
+        ),
+        (
+            "temp_plies",
+            config.temperature_plies != d.temperature_plies,
+            config.temperature_plies.to_string(),
+        ),
+        (
+            "reuse",
+            config.reuse_tree != d.reuse_tree,
+            config.reuse_tree.to_string(),
+        ),
+    ];
+    let temp = (
+        "temp",
+        config.temperature_plies > 0 && config.temperature != d.temperature,
+        config.temperature.to_string(),
+    );
+    let mut out: Vec<String> = options
+        .iter()
+        .chain(std::iter::once(&temp))
+        .filter(|(key, differs, _)| *differs && !skip.contains(key))
+        .map(|(key, _, value)| format!("{key}={value}"))
+        .collect();
+    // In MCTS_OPTIONS order, so equal configs give equal specs.
+    let rank = |o: &String| {
+        let key = o.split('=').next().unwrap_or_default();
+        MCTS_OPTIONS.iter().position(|(k, _)| *k == key)
+    };
+    out.sort_by_key(rank);
+    out
+}
+
 /// The help line for `mcts` in agent-spec error messages.
 pub fn spec_forms() -> String {
     let keys: Vec<&str> = MCTS_OPTIONS.iter().map(|(k, _)| *k).collect();
     format!("mcts:sims=N[,{}]", keys.join("=..,") + "=..")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(options: &[String]) -> MctsConfig {
+        let text = std::iter::once("sims=64".to_string())
+            .chain(options.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(",");
+        let spec = AgentSpec::parse(&format!("mcts:{text}"), "").unwrap();
+        from_spec(&spec, &[]).unwrap().config
+    }
+
+    #[test]
+    fn spec_options_give_back_the_config_they_were_written_from() {
+        let plain = MctsConfig {
+            sims: 64,
+            ..MctsConfig::default()
+        };
+        assert!(spec_options(&plain, &["sims"]).is_empty());
+        assert_eq!(parse(&spec_options(&plain, &["sims"])), plain);
+        let searched = MctsConfig {
+            sims: 64,
+            root: RootMode::Gumbel,
+            cpuct: 2.5,
+            fpu_reduction: 0.1,
+            batch_size: 4,
+            gumbel_m: 8,
+            noise: true,
+            dirichlet_epsilon: 0.3,
+            temperature: 0.7,
+            temperature_plies: 12,
+            reuse_tree: false,
+            ..MctsConfig::default()
+        };
+        let options = spec_options(&searched, &["sims"]);
+        assert_eq!(
+            options.join(","),
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false"
+        );
+        assert_eq!(parse(&options), searched);
+        assert!(!spec_options(&searched, &["sims", "batch"])
+            .join(",")
+            .contains("batch"));
+    }
+
+    /// The defaults the options' help states are the config's own.
+    #[test]
+    fn the_help_states_the_defaults_of_the_config() {
+        let d = MctsConfig::default();
+        let stated = |key: &str| {
+            let (_, help) = MCTS_OPTIONS.iter().find(|(k, _)| *k == key).unwrap();
+            let start = help.find("(default ").unwrap() + "(default ".len();
+            help[start..].split([')', ';']).next().unwrap().to_string()
+        };
+        for (key, value) in [
+            ("sims", d.sims.to_string()),
+            ("cpuct", d.cpuct.to_string()),
+            ("cbase", d.cpuct_base.to_string()),
+            ("fpu", d.fpu_reduction.to_string()),
+            ("batch", d.batch_size.to_string()),
+            ("vloss", d.virtual_loss.to_string()),
+            ("m", d.gumbel_m.to_string()),
+            ("cvisit", d.gumbel_c_visit.to_string()),
+            ("cscale", d.gumbel_c_scale.to_string()),
+            ("noise", d.noise.to_string()),
+            ("alpha", d.dirichlet_alpha_scale.to_string()),
+            ("eps", d.dirichlet_epsilon.to_string()),
+            ("temp", d.temperature.to_string()),
+            ("temp_plies", d.temperature_plies.to_string()),
+            ("reuse", d.reuse_tree.to_string()),
+        ] {
+            assert_eq!(stated(key), value, "{key}");
+        }
+    }
 }

@@ -3,8 +3,8 @@
 //! statistics included), the optimizer's moment buffers (`opt/<name>/m`,
 //! `opt/<name>/v`), and in its metadata the network config, the training
 //! config, the step, the encoding version and a CRC-32 of the tensors
-//! (`tensor_crc32`, see [`tensor_checksum`]). Written to a temporary file,
-//! synced, then renamed over the target: a reader sees the old file or the new
+//! (`tensor_crc32`, see [`tensor_checksum`]). Written with
+//! `halatafl_dataio::write_atomically`: a reader sees the old file or the new
 //! one, never half of one.
 //!
 //! Format versions: 2 (this one) carries the checksum, and a file whose
@@ -26,9 +26,9 @@
 use crate::config::NetConfig;
 use crate::encoding::ENCODING_VERSION;
 use crate::train::{TrainConfig, Trainer};
+use halatafl_dataio::{read_bounded_file, write_atomically};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use tch::{Device, Kind, Tensor};
 use thiserror::Error;
@@ -99,47 +99,6 @@ fn tensor_bytes(t: &Tensor) -> (Vec<usize>, Vec<u8>) {
     (shape, bytes)
 }
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        // A full disk or a refused rename leaves no temporary file behind.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// The process id a temporary file of [`write_atomically`]
-/// (`.<name>.tmp-<pid>`) or of the CSV writers (`.<name>.tmp<pid>`, and the
-/// report's `.tmp<pid>-<name>`) names, if `file_name` is one.
-pub fn temp_file_pid(file_name: &str) -> Option<u32> {
-    let rest = file_name.strip_prefix('.')?;
-    if let Some(tail) = rest.strip_prefix("tmp") {
-        let digits: &str = tail.split('-').next()?;
-        return digits.parse().ok().filter(|_| tail.contains('-'));
-    }
-    let (_, pid) = rest.rsplit_once(".tmp")?;
-    pid.strip_prefix('-').unwrap_or(pid).parse().ok()
-}
-
 /// Saves `trainer` (weights, optimizer state, configs) to `path`.
 pub fn save(
     trainer: &Trainer,
@@ -192,37 +151,6 @@ pub fn save(
     let bytes = safetensors::serialize(views, Some(meta))
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     write_atomically(path, &bytes)
-}
-
-/// Reads a whole file that must be a regular file of at most `limit` bytes.
-/// Both are checked before anything is read (a device such as `/dev/zero`
-/// or a pipe never ends, a huge file would fill memory), and the read itself
-/// stops one byte past the limit in case the file grows meanwhile.
-pub fn read_bounded_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
-    let too_big = |len: u64| {
-        refuse(format!(
-            "{len} bytes, more than the {limit} this reader accepts"
-        ))
-    };
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(refuse(
-            "not a regular file (a directory, device or pipe)".into(),
-        ));
-    }
-    if meta.len() > limit {
-        return Err(too_big(meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(bytes)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, CheckpointError> {

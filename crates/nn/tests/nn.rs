@@ -568,38 +568,6 @@ fn a_lone_caller_is_answered_without_waiting_for_a_batch_to_fill() {
 }
 
 #[test]
-fn a_failed_atomic_write_leaves_no_temporary_file() {
-    let dir = scratch_dir("atomic-fail");
-    // Renaming a file over a non-empty directory fails after the temporary
-    // file was written in full: the temporary file must go with the error.
-    let target = dir.join("taken");
-    std::fs::create_dir_all(target.join("inside")).unwrap();
-    let err = checkpoint::write_atomically(&target, b"bytes").unwrap_err();
-    let left: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(left, ["taken"], "after {err}");
-    // The names of temporary files give back their writer's process id.
-    assert_eq!(
-        checkpoint::temp_file_pid(".gen_0007.safetensors.tmp-4242"),
-        Some(4242)
-    );
-    assert_eq!(checkpoint::temp_file_pid(".train.csv.tmp77"), Some(77));
-    assert_eq!(checkpoint::temp_file_pid(".tmp12-strength.png"), Some(12));
-    for other in [
-        "gen_0007.safetensors",
-        ".hidden",
-        ".x.tmp-",
-        ".tmpfile",
-        "a.tmp-3",
-    ] {
-        assert_eq!(checkpoint::temp_file_pid(other), None, "{other}");
-    }
-    std::fs::remove_dir_all(&dir).ok();
-}
-
-#[test]
 fn a_network_refuses_a_variant_it_was_not_trained_on() {
     let dir = scratch_dir("net-variant");
     let registry = halatafl_nn::NetRegistry::new(halatafl_nn::EvaluatorConfig::default());

@@ -3,9 +3,9 @@
 use crate::{io_error, ReportError};
 use halatafl_arena::stats::Record;
 use halatafl_arena::ThinkingTime;
+use halatafl_dataio::read_csv_rows;
+pub use halatafl_dataio::{EvalRow, SelfPlayRow, TrainRow};
 use halatafl_rules::Side;
-use halatafl_train::run::read_csv_rows;
-pub use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fmt;

@@ -3,8 +3,8 @@
 //!
 //! The run directory's CSV files are read with the row structs the trainer
 //! writes them with ([`SelfPlayRow`], [`TrainRow`], [`EvalRow`] from
-//! `halatafl-train`), so a column the trainer renames breaks this crate's
-//! build rather than its output.
+//! `halatafl-dataio`), so a column the trainer renames breaks this crate's
+//! build rather than its output; and the report needs no libtorch.
 //!
 //! Strength is the trained network's score against each evaluation opponent,
 //! `(wins + draws / 2) / games`, overall and per side, with the 95% Wilson
@@ -32,7 +32,7 @@ pub enum ReportError {
     Io { path: String, why: String },
     /// A run CSV that is not what the trainer writes (file, line, why).
     #[error(transparent)]
-    Csv(#[from] halatafl_train::run::CsvError),
+    Csv(#[from] halatafl_dataio::CsvError),
     #[error("{path} is not a run directory (no config.toml; make one with `halatafl train`)")]
     NotARun { path: String },
     #[error("drawing {file}: {why}")]
@@ -73,23 +73,7 @@ pub(crate) fn io_error(path: &Path, e: impl std::fmt::Display) -> ReportError {
     }
 }
 
-/// A temporary name in the same directory as `path`, keeping its extension
-/// (the bitmap backend picks the image format from it).
-pub(crate) fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".tmp{}-{name}", std::process::id()))
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+/// Writes `bytes` to `path` with the one atomic writer.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let temp = temp_path(path);
-    std::fs::write(&temp, bytes)
-        .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&temp);
-            io_error(path, e)
-        })
+    halatafl_dataio::write_atomically(path, bytes).map_err(|e| io_error(path, e))
 }

@@ -5,7 +5,7 @@
 //! needed: the report draws the same on a bare CI machine.
 
 use crate::data::{eval_scores, Perspective, RunData};
-use crate::{temp_path, write_atomically, ReportError};
+use crate::{write_atomically, ReportError};
 use halatafl_arena::stats::{wilson_interval, Z95};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -86,18 +86,28 @@ pub(crate) fn draw_figure(
         why: e.to_string(),
     };
 
-    let temp = temp_path(&png);
-    let drawn = (|| -> DrawResult {
-        let root = BitMapBackend::new(&temp, size).into_drawing_area();
-        figure.draw(run, &root)?;
-        root.present()?;
-        Ok(())
-    })();
-    if let Err(e) = drawn {
-        let _ = std::fs::remove_file(&temp);
-        return Err(plot_error(&png, e));
-    }
-    std::fs::rename(&temp, &png).map_err(|e| crate::io_error(&png, e))?;
+    // The bitmap backend writes the file itself, so it draws into the
+    // atomic writer's temporary file (whose name keeps the `.png`).
+    let mut failure: Option<String> = None;
+    halatafl_dataio::write_atomically_with(&png, |temp| {
+        let drawn = (|| -> DrawResult {
+            let root = BitMapBackend::new(temp, size).into_drawing_area();
+            figure.draw(run, &root)?;
+            root.present()?;
+            Ok(())
+        })();
+        drawn.map_err(|e| {
+            failure = Some(e.to_string());
+            std::io::Error::other(e.to_string())
+        })
+    })
+    .map_err(|e| match failure.take() {
+        Some(why) => ReportError::Plot {
+            file: png.display().to_string(),
+            why,
+        },
+        None => crate::io_error(&png, e),
+    })?;
 
     let mut text = String::new();
     (|| -> DrawResult {
@@ -266,7 +276,7 @@ where
     let x_range = range_with_padding(first as f64, last as f64, 0.0);
     let (top, bottom) = root.split_vertically(root.dim_in_pixel().1 * 3 / 5);
 
-    type Loss = fn(&halatafl_train::run::TrainRow) -> f64;
+    type Loss = fn(&halatafl_dataio::TrainRow) -> f64;
     let losses: [(&str, RGBColor, Loss); 4] = [
         ("total", BLACK, |r| r.total_loss),
         ("policy", FOXES, |r| r.policy_loss),
@@ -371,7 +381,7 @@ where
     )?;
 
     // End reasons, as shares of the generation's games.
-    type Count = fn(&halatafl_train::run::SelfPlayRow) -> usize;
+    type Count = fn(&halatafl_dataio::SelfPlayRow) -> usize;
     let reasons: [(&str, Count); 8] = [
         ("fewer-than-nine", |r| r.fewer_than_nine),
         ("fewer-than-four", |r| r.fewer_than_four),
@@ -401,7 +411,7 @@ where
         .enumerate()
     {
         let color = Palette99::pick(i).to_rgba();
-        let share = |r: &halatafl_train::run::SelfPlayRow| count(r) as f64 / r.games.max(1) as f64;
+        let share = |r: &halatafl_dataio::SelfPlayRow| count(r) as f64 / r.games.max(1) as f64;
         chart
             .draw_series(LineSeries::new(
                 rows.iter().map(|r| (r.generation as f64, share(r))),

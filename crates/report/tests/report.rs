@@ -1,7 +1,7 @@
 //! A report from a hand-made run directory: every file is written, the plots
 //! are real images, and the Markdown carries the numbers of the CSVs.
 
-use halatafl_train::run::{EvalRow, SelfPlayRow, TrainRow};
+use halatafl_dataio::{EvalRow, SelfPlayRow, TrainRow};
 use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {

@@ -243,17 +243,10 @@ pub(crate) fn save(
 ) -> Result<PathBuf, RetroError> {
     let geese = stats.last().map_or(GEESE_NEEDED, |s| s.geese);
     let path = chains_path(dir, corner_links, geese);
-    let temporary = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().unwrap().to_string_lossy(),
-        std::process::id()
-    ));
-    let written = write_file(&temporary, corner_links, geese, stats, planes)
-        .and_then(|()| std::fs::rename(&temporary, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(error(&path, format!("writing: {e}")));
-    }
+    halatafl_dataio::write_atomically_with(&path, |temporary| {
+        write_file(temporary, corner_links, geese, stats, planes)
+    })
+    .map_err(|e| error(&path, format!("writing: {e}")))?;
     Ok(path)
 }
 

@@ -225,22 +225,29 @@ pub struct SearchSection {
     pub moves_left_utility: f32,
 }
 
+/// The search keys' defaults are the search crate's self-play setting
+/// ([`halatafl_mcts::MctsConfig::self_play`]), stated once there; only the
+/// playout cap, which is the trainer's, is set here.
 impl Default for SearchSection {
     fn default() -> Self {
+        let m = halatafl_mcts::MctsConfig::self_play();
         SearchSection {
-            algorithm: "puct".into(),
-            simulations: 64,
+            algorithm: match m.root {
+                halatafl_mcts::RootMode::Puct => "puct".into(),
+                halatafl_mcts::RootMode::Gumbel => "gumbel".into(),
+            },
+            simulations: m.sims,
             full_search_probability: 0.25,
             fast_simulations: 16,
-            c_puct: 1.25,
-            fpu_reduction: 0.25,
-            dirichlet_alpha_scale: 10.0,
-            dirichlet_epsilon: 0.25,
-            gumbel_m: 8,
-            temperature: 1.0,
-            temperature_plies: 16,
-            leaves_per_tree: 1,
-            moves_left_utility: 0.0,
+            c_puct: m.cpuct,
+            fpu_reduction: m.fpu_reduction,
+            dirichlet_alpha_scale: m.dirichlet_alpha_scale,
+            dirichlet_epsilon: m.dirichlet_epsilon,
+            gumbel_m: m.gumbel_m,
+            temperature: m.temperature,
+            temperature_plies: m.temperature_plies,
+            leaves_per_tree: m.batch_size,
+            moves_left_utility: m.moves_left_utility,
         }
     }
 }

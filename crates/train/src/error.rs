@@ -4,9 +4,9 @@
 //! what is wrong); what this crate adds names the run file or the generation.
 
 use crate::config::ConfigError;
-use crate::rows::CsvError;
 use crate::shard::ShardError;
 use halatafl_arena::ArenaError;
+use halatafl_dataio::{CsvError, RowsError};
 use halatafl_nn::checkpoint::CheckpointError;
 use halatafl_nn::DeviceError;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,8 @@ pub enum TrainError {
     BadFile { path: PathBuf, why: String },
     #[error(transparent)]
     Csv(#[from] CsvError),
+    #[error(transparent)]
+    Rows(#[from] RowsError),
     #[error(transparent)]
     Shard(#[from] ShardError),
     #[error(transparent)]

@@ -12,10 +12,11 @@
 //! due checkpoint is evaluated. Only the evaluator writes eval.csv.
 
 use crate::error::TrainError;
-use crate::rows::{append_rows, read_csv_rows, replace_generation_rows, EvalRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use halatafl_agent::{Agent, AgentSpec, SpecError};
 use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary};
+use halatafl_dataio::run_rows::{append_rows, read_csv_rows, replace_generation_rows};
+use halatafl_dataio::EvalRow;
 use halatafl_nn::{checkpoint, NetRegistry};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -36,11 +37,19 @@ impl Run {
         } else {
             String::new()
         };
+        // The run's search settings (root algorithm, c_puct, fpu, ...) go
+        // into the spec, so the trained agent is evaluated with the search
+        // it was trained with, minus the self-play noise and temperature.
+        let search = crate::selfplay::eval_search_config(&self.config);
+        let options: String = halatafl_mcts::spec_options(&search, &["sims", "batch"])
+            .iter()
+            .map(|o| format!(",{o}"))
+            .collect();
         format!(
-            "net:ckpt={},sims={},batch={}{moves_left}",
+            "net:ckpt={},sims={},batch={}{options}{moves_left}",
             path.display(),
-            self.config.eval.simulations,
-            self.config.eval.leaves_per_tree
+            search.sims,
+            search.batch_size
         )
     }
 
@@ -112,7 +121,9 @@ impl Run {
             pb.finish_and_clear();
             let summary = MatchSummary::from_match(&me, &spec, &rows);
             eval_rows.extend(rows.iter().map(|r| EvalRow::new(generation, &name, r)));
-            self.log(&format!("generation {generation} vs {name}:\n{summary}"));
+            // The console gets one line per opponent; the log the whole summary.
+            self.log_file_only(&format!("generation {generation} vs {name}:\n{summary}"));
+            eprintln!("generation {generation} vs {name}: {}", summary.one_line());
             summaries.push(summary);
         }
         Ok((eval_rows, summaries))

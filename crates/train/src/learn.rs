@@ -23,11 +23,11 @@
 //! train.csv. After the last generation it writes `finished.json`.
 
 use crate::error::{at, TrainError};
-use crate::rows::{append_rows, replace_generation_rows, SelfPlayRow, TrainRow};
 use crate::run::{bar, chrono_like_now, Run, Stage, FINISHED_MARKER};
 use crate::shard::{read_shard, read_shard_header, ShardError, ShardHeader};
+use halatafl_dataio::run_rows::{append_rows, replace_generation_rows, SelfPlayRow, TrainRow};
+use halatafl_dataio::write_atomically;
 use halatafl_nn::checkpoint;
-use halatafl_nn::checkpoint::write_atomically;
 use halatafl_nn::{Batch, Sample, Trainer};
 use halatafl_rules::Position;
 use rand::{Rng, SeedableRng};

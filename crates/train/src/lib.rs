@@ -10,10 +10,10 @@ pub mod config;
 pub mod error;
 pub mod evaluate;
 pub mod learn;
-pub mod rows;
 pub mod run;
 pub mod selfplay;
 pub mod selfplay_stage;
+pub mod selfplay_stats;
 pub mod shard;
 
 pub use config::RunConfig;

@@ -34,10 +34,9 @@
 
 use crate::config::RunConfig;
 use crate::error::{at, TrainError};
-use crate::rows::retain_rows;
-pub use crate::rows::{read_csv_rows, CsvError, EvalRow, SelfPlayRow, TrainRow};
-use halatafl_agent::{Agent, SpecError};
-use halatafl_nn::checkpoint::write_atomically;
+use halatafl_dataio::run_rows::retain_rows;
+use halatafl_dataio::write_atomically;
+pub use halatafl_dataio::{read_csv_rows, CsvError, EvalRow, SelfPlayRow, TrainRow};
 use halatafl_nn::{EvaluatorConfig, Trainer};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -55,8 +54,7 @@ pub const FINISHED_MARKER: &str = "finished.json";
 /// before [`Run::clean_stale_temps`] removes it.
 pub const STALE_TEMP_SECONDS: u64 = 60;
 
-/// Builds non-network agents (`random`, `alphabeta:...`, `mcts:...`).
-pub type BaseFactory = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync;
+pub use crate::selfplay::BaseFactory;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,7 +114,14 @@ impl Run {
         self.dir.join("shards").join(format!("gen_{generation:04}"))
     }
 
+    /// Appends `line` to `log.txt` and prints it on standard error.
     pub fn log(&self, line: &str) {
+        self.log_file_only(line);
+        eprintln!("{line}");
+    }
+
+    /// Appends `line` to `log.txt` only (what is too long for the console).
+    pub fn log_file_only(&self, line: &str) {
         let path = self.dir.join("log.txt");
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
@@ -125,7 +130,6 @@ impl Run {
         {
             let _ = writeln!(f, "[{}] {line}", chrono_like_now());
         }
-        eprintln!("{line}");
     }
 
     /// Creates a new run directory (refuses one that already holds a run).
@@ -211,7 +215,7 @@ impl Run {
             };
             for entry in entries.filter_map(|e| e.ok()) {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let Some(pid) = halatafl_nn::checkpoint::temp_file_pid(&name) else {
+                let Some(pid) = halatafl_dataio::temp_file_pid(&name) else {
                     continue;
                 };
                 let Ok(meta) = entry.metadata() else { continue };
@@ -370,7 +374,7 @@ impl Run {
 
     /// Removes what a stage that did not finish may have left.
     fn clean_unfinished(&self, generation: u32, stage: Stage) -> Result<(), TrainError> {
-        match stage {
+        let kept = match stage {
             Stage::SelfPlay => {
                 let dir = self.shard_dir(generation);
                 if dir.exists() {
@@ -382,7 +386,8 @@ impl Run {
                 retain_rows::<TrainRow>(&self.dir.join("train.csv"), |g| g < generation)
             }
             Stage::Eval => retain_rows::<EvalRow>(&self.dir.join("eval.csv"), |g| g < generation),
-        }
+        };
+        Ok(kept?)
     }
 
     pub(crate) fn stage_seed(&self, generation: u32, stage: Stage) -> u64 {
@@ -702,8 +707,9 @@ pub(crate) fn chrono_like_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rows::append_rows;
     use crate::shard::{write_shard, StoredSample};
+    use halatafl_agent::{Agent, SpecError};
+    use halatafl_dataio::run_rows::append_rows;
     use halatafl_nn::checkpoint;
     use halatafl_nn::TrainConfig;
     use halatafl_nn::{Sample, Trainer};
@@ -826,6 +832,37 @@ mod tests {
             game.play_unchecked(moves[0]);
         }
         samples
+    }
+
+    #[test]
+    fn the_evaluation_agent_searches_as_the_run_does() {
+        let mut run = scratch_run("evalspec");
+        let spec = |run: &Run| {
+            let parsed = halatafl_agent::AgentSpec::parse(&run.agent_spec(1), "").unwrap();
+            halatafl_mcts::from_spec(&parsed, &["ckpt"]).unwrap().config
+        };
+        let plain = spec(&run);
+        assert_eq!(plain.root, halatafl_mcts::RootMode::Puct);
+        assert_eq!((plain.sims, plain.batch_size), (64, 4));
+        assert!(
+            run.agent_spec(1).ends_with(",sims=64,batch=4"),
+            "{}",
+            run.agent_spec(1)
+        );
+        // configs/gumbel.toml's kind of run: evaluated with its own search.
+        run.config.search.algorithm = "gumbel".into();
+        run.config.search.c_puct = 2.0;
+        run.config.search.fpu_reduction = 0.5;
+        run.config.search.gumbel_m = 4;
+        let searched = spec(&run);
+        assert_eq!(searched.root, halatafl_mcts::RootMode::Gumbel);
+        assert_eq!(
+            (searched.cpuct, searched.fpu_reduction, searched.gumbel_m),
+            (2.0, 0.5, 4)
+        );
+        // Played for strength: no noise, no temperature.
+        assert!(!searched.noise && searched.temperature_plies == 0);
+        std::fs::remove_dir_all(&run.dir).ok();
     }
 
     #[test]

@@ -23,16 +23,19 @@
 
 use crate::config::{OpponentSide, RunConfig};
 use crate::error::TrainError;
-use crate::run::BaseFactory;
+pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
+
+/// Builds non-network agents (`random`, `alphabeta:...`, `mcts:...`): the
+/// expert, the self-play opponent and the evaluation opponents.
+pub type BaseFactory =
+    dyn Fn(&str, u64) -> Result<Box<dyn halatafl_agent::Agent>, halatafl_agent::SpecError> + Sync;
 use halatafl_agent::{Agent, Budget};
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::Sample;
 use halatafl_rules::{Game, Outcome, Position, Side, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -56,52 +59,8 @@ pub struct FinishedGame {
     pub opponent: Option<Side>,
 }
 
-/// Totals of one generation's self-play (or of one shard's games, which the
-/// asynchronous workers store in the shard's header).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SelfPlayStats {
-    pub games: usize,
-    pub samples: usize,
-    pub plies: usize,
-    pub foxes_wins: usize,
-    pub geese_wins: usize,
-    pub draws: usize,
-    pub reasons: BTreeMap<String, usize>,
-    pub resign_checked: usize,
-    pub resign_false: usize,
-    pub seconds: f64,
-    /// Games that began at a position drawn from earlier games
-    /// (`selfplay.start_position_fraction`) rather than at the start.
-    #[serde(default)]
-    pub drawn_starts: usize,
-    /// Games against `selfplay.opponent` (counted in the totals above too) ...
-    #[serde(default)]
-    pub opponent_games: usize,
-    /// ... and how many of them the network won or drew.
-    #[serde(default)]
-    pub opponent_not_lost: usize,
-}
-
 impl SelfPlayStats {
-    /// Adds another batch's totals (times add up: worker-seconds).
-    pub fn merge(&mut self, other: &SelfPlayStats) {
-        self.games += other.games;
-        self.samples += other.samples;
-        self.plies += other.plies;
-        self.foxes_wins += other.foxes_wins;
-        self.geese_wins += other.geese_wins;
-        self.draws += other.draws;
-        for (reason, n) in &other.reasons {
-            *self.reasons.entry(reason.clone()).or_default() += n;
-        }
-        self.resign_checked += other.resign_checked;
-        self.resign_false += other.resign_false;
-        self.seconds += other.seconds;
-        self.drawn_starts += other.drawn_starts;
-        self.opponent_games += other.opponent_games;
-        self.opponent_not_lost += other.opponent_not_lost;
-    }
-
+    /// Counts one finished game.
     pub(crate) fn add(&mut self, g: &FinishedGame) {
         self.games += 1;
         self.samples += g.samples;
@@ -146,6 +105,23 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         reuse_tree: true,
         moves_left_utility: s.moves_left_utility,
         ..MctsConfig::default()
+    }
+}
+
+/// The search of the trained agent in evaluation games: the run's search
+/// (root algorithm, c_puct, fpu, Gumbel m) with `eval.simulations` and
+/// `eval.leaves_per_tree`, without the self-play noise and temperature.
+pub fn eval_search_config(config: &RunConfig) -> MctsConfig {
+    let play = MctsConfig::default();
+    MctsConfig {
+        sims: config.eval.simulations,
+        batch_size: config.eval.leaves_per_tree,
+        noise: play.noise,
+        temperature: play.temperature,
+        temperature_plies: play.temperature_plies,
+        // The utility is a network agent's own option (`moves_left=`).
+        moves_left_utility: play.moves_left_utility,
+        ..search_config(config)
     }
 }
 

@@ -18,11 +18,11 @@
 
 use crate::error::{at, TrainError};
 use crate::learn::{selfplay_may_play, SampleCounts};
-use crate::rows::{append_rows, SelfPlayRow};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
 use crate::shard::{read_shard_header, write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
+use halatafl_dataio::run_rows::{append_rows, SelfPlayRow};
 use halatafl_nn::checkpoint;
 use halatafl_nn::NetEvaluator;
 use halatafl_rules::Position;

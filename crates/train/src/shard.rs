@@ -20,7 +20,7 @@
 //! never sees a partial one; a damaged file fails its CRC and is refused with
 //! its path and what is wrong.
 
-use crate::selfplay::SelfPlayStats;
+use crate::selfplay_stats::SelfPlayStats;
 use halatafl_nn::Sample;
 use halatafl_rules::{Bitboard, Position, Side, Variant};
 use serde::{Deserialize, Serialize};
@@ -160,7 +160,7 @@ pub fn write_shard(
     origin: Option<&ShardOrigin>,
 ) -> Result<(), ShardError> {
     let bytes = encode_shard(samples, generation, games, origin);
-    halatafl_nn::checkpoint::write_atomically(path, &bytes).map_err(|source| ShardError::Io {
+    halatafl_dataio::write_atomically(path, &bytes).map_err(|source| ShardError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -173,11 +173,9 @@ pub const MAX_SHARD_BYTES: u64 = 1 << 30;
 
 /// A shard file's bytes: a regular file of at most [`MAX_SHARD_BYTES`].
 fn read_shard_bytes(path: &Path) -> Result<Vec<u8>, ShardError> {
-    halatafl_nn::checkpoint::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| {
-        ShardError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+    halatafl_dataio::read_bounded_file(path, MAX_SHARD_BYTES).map_err(|source| ShardError::Io {
+        path: path.to_path_buf(),
+        source,
     })
 }
 

@@ -1,14 +1,13 @@
 //! The run's CSV files (`selfplay.csv`, `train.csv`, `eval.csv`): their rows,
-//! and how they are read and written. Every write rewrites the whole file to
-//! a temporary name and renames it, so a reader (or a process killed
+//! and how they are read and written. Every write rewrites the whole file
+//! with [`crate::write_atomically`], so a reader (or a process killed
 //! mid-write) never sees half a file. Only one process writes each file: in
 //! turn that is `halatafl train`; in the asynchronous mode the learner
-//! writes `selfplay.csv` and `train.csv` and the evaluator `eval.csv` (see
-//! [`crate::learn`]), since two processes rewriting one file would lose rows.
+//! writes `selfplay.csv` and `train.csv` and the evaluator `eval.csv`, since
+//! two processes rewriting one file would lose rows.
 
-use crate::error::{at, TrainError};
-use halatafl_arena::GameRow;
-use halatafl_nn::checkpoint::write_atomically;
+use crate::atomic::write_atomically;
+use crate::game_rows::EvalRow;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -17,6 +16,7 @@ use thiserror::Error;
 /// A row that belongs to one generation (the key for removing or replacing
 /// the rows of a stage that is run again).
 pub trait GenerationRow: Serialize + DeserializeOwned + Default {
+    /// The generation the row belongs to.
     fn generation(&self) -> u32;
 }
 
@@ -58,67 +58,6 @@ pub struct TrainRow {
     pub grad_norm: f64,
     pub samples_per_second: f64,
     pub window_samples: usize,
-}
-
-/// An evaluation game: the arena's columns plus the generation and opponent.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct EvalRow {
-    pub generation: u32,
-    pub opponent: String,
-    pub game: usize,
-    pub opening: usize,
-    pub opening_moves: String,
-    pub foxes: String,
-    pub geese: String,
-    pub result: String,
-    pub reason: String,
-    pub plies: usize,
-    pub moves: String,
-    pub foxes_seconds: f64,
-    pub geese_seconds: f64,
-    pub seed: u64,
-    pub variant: String,
-}
-
-impl EvalRow {
-    pub fn new(generation: u32, opponent: &str, r: &GameRow) -> EvalRow {
-        EvalRow {
-            generation,
-            opponent: opponent.to_string(),
-            game: r.game,
-            opening: r.opening,
-            opening_moves: r.opening_moves.clone(),
-            foxes: r.foxes.clone(),
-            geese: r.geese.clone(),
-            result: r.result.clone(),
-            reason: r.reason.clone(),
-            plies: r.plies,
-            moves: r.moves.clone(),
-            foxes_seconds: r.foxes_seconds,
-            geese_seconds: r.geese_seconds,
-            seed: r.seed,
-            variant: r.variant.clone(),
-        }
-    }
-
-    /// The arena's record of the game (for summaries and ratings).
-    pub fn game_row(&self) -> GameRow {
-        GameRow {
-            game: self.game,
-            opening: self.opening,
-            opening_moves: self.opening_moves.clone(),
-            foxes: self.foxes.clone(),
-            geese: self.geese.clone(),
-            result: self.result.clone(),
-            reason: self.reason.clone(),
-            plies: self.plies,
-            moves: self.moves.clone(),
-            foxes_seconds: self.foxes_seconds,
-            geese_seconds: self.geese_seconds,
-            seed: self.seed,
-            variant: self.variant.clone(),
-        }
-    }
 }
 
 /// A run CSV that cannot be read as its rows: the file and line, and why.
@@ -194,6 +133,18 @@ fn csv_columns<T: Serialize + Default>() -> Vec<String> {
     header.iter().map(str::to_string).collect()
 }
 
+/// A run CSV that could not be rewritten.
+#[derive(Debug, Error)]
+pub enum RowsError {
+    #[error(transparent)]
+    Csv(#[from] CsvError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 impl GenerationRow for SelfPlayRow {
     fn generation(&self) -> u32 {
         self.generation
@@ -213,32 +164,36 @@ impl GenerationRow for EvalRow {
 }
 
 /// Rewrites a CSV atomically with `rows`.
-pub(crate) fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), TrainError> {
-    let bad = |e: csv::Error| TrainError::BadFile {
+pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RowsError> {
+    let io = |source| RowsError::Io {
         path: path.to_path_buf(),
-        why: e.to_string(),
+        source,
     };
     let mut writer = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        writer.serialize(r).map_err(bad)?;
+        writer.serialize(r).map_err(|e| {
+            RowsError::Csv(CsvError {
+                path: path.to_path_buf(),
+                line: 0,
+                why: format!("a row cannot be written: {e}"),
+            })
+        })?;
     }
-    let bytes = writer
-        .into_inner()
-        .map_err(|e| TrainError::io(path, e.into_error()))?;
-    write_atomically(path, &bytes).map_err(at(path))
+    let bytes = writer.into_inner().map_err(|e| io(e.into_error()))?;
+    write_atomically(path, &bytes).map_err(io)
 }
 
-pub(crate) fn append_rows<T: GenerationRow>(path: &Path, new: Vec<T>) -> Result<(), TrainError> {
+pub fn append_rows<T: GenerationRow>(path: &Path, new: Vec<T>) -> Result<(), RowsError> {
     let mut rows: Vec<T> = read_csv_rows(path)?;
     rows.extend(new);
     write_rows(path, &rows)
 }
 
 /// Keeps only rows whose generation passes `keep` (removes a crashed stage's rows).
-pub(crate) fn retain_rows<T: GenerationRow>(
+pub fn retain_rows<T: GenerationRow>(
     path: &Path,
     keep: impl Fn(u32) -> bool,
-) -> Result<(), TrainError> {
+) -> Result<(), RowsError> {
     let rows: Vec<T> = read_csv_rows(path)?;
     let before = rows.len();
     let kept: Vec<T> = rows.into_iter().filter(|r| keep(r.generation())).collect();
@@ -253,11 +208,11 @@ pub(crate) fn retain_rows<T: GenerationRow>(
 /// it twice with the same rows leaves the file as once, which is what makes a
 /// process that is killed after its commit point and restarted write each
 /// generation's rows exactly once.
-pub(crate) fn replace_generation_rows<T: GenerationRow>(
+pub fn replace_generation_rows<T: GenerationRow>(
     path: &Path,
     generation: u32,
     new: Vec<T>,
-) -> Result<(), TrainError> {
+) -> Result<(), RowsError> {
     let mut rows: Vec<T> = read_csv_rows(path)?;
     rows.retain(|r| r.generation() != generation);
     rows.extend(new);

@@ -1,0 +1,54 @@
+//! What self-play counts: the totals of a generation's games, or of one
+//! shard's games, which the asynchronous workers store in the shard's
+//! header (so shards and the self-play loop both use it, and it depends on
+//! neither).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Totals of one generation's self-play (or of one shard's games, which the
+/// asynchronous workers store in the shard's header).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SelfPlayStats {
+    pub games: usize,
+    pub samples: usize,
+    pub plies: usize,
+    pub foxes_wins: usize,
+    pub geese_wins: usize,
+    pub draws: usize,
+    pub reasons: BTreeMap<String, usize>,
+    pub resign_checked: usize,
+    pub resign_false: usize,
+    pub seconds: f64,
+    /// Games that began at a position drawn from earlier games
+    /// (`selfplay.start_position_fraction`) rather than at the start.
+    #[serde(default)]
+    pub drawn_starts: usize,
+    /// Games against `selfplay.opponent` (counted in the totals above too) ...
+    #[serde(default)]
+    pub opponent_games: usize,
+    /// ... and how many of them the network won or drew.
+    #[serde(default)]
+    pub opponent_not_lost: usize,
+}
+
+impl SelfPlayStats {
+    /// Adds another batch's totals (times add up: worker-seconds).
+    pub fn merge(&mut self, other: &SelfPlayStats) {
+        self.games += other.games;
+        self.samples += other.samples;
+        self.plies += other.plies;
+        self.foxes_wins += other.foxes_wins;
+        self.geese_wins += other.geese_wins;
+        self.draws += other.draws;
+        for (reason, n) in &other.reasons {
+            *self.reasons.entry(reason.clone()).or_default() += n;
+        }
+        self.resign_checked += other.resign_checked;
+        self.resign_false += other.resign_false;
+        self.seconds += other.seconds;
+        self.drawn_starts += other.drawn_starts;
+        self.opponent_games += other.opponent_games;
+        self.opponent_not_lost += other.opponent_not_lost;
+    }
+}
