@@ -1,8 +1,7 @@
-//! The `halatafl` command's library part: what other programs (fuzz
-//! targets, tests) use without running the binary: building agents from
-//! specs, drawing boards, and the engine protocol.
+//! The `halatafl` command's library part: the checks of a command's output
+//! files, and (re-exported from `halatafl-program`, where they live so the
+//! Python package can use them without this crate) building agents from
+//! specs, drawing boards and the engine protocol.
 
-pub mod agents;
-pub mod board_text;
+pub use halatafl_program::{agents, board_text, protocol};
 pub mod outputs;
-pub mod protocol;

@@ -257,7 +257,7 @@ impl PyGame {
 
     /// The board drawn as `halatafl play` shows it.
     fn __str__(&self) -> String {
-        halatafl_cli::board_text::draw_board(self.game.position())
+        halatafl_program::board_text::draw_board(self.game.position())
     }
 
     fn __repr__(&self) -> String {
@@ -331,7 +331,7 @@ impl PyAgent {
         let seed = non_negative("seed", seed)?;
         // Loading a network can take a moment: let other threads run.
         let agent = py
-            .detach(|| halatafl_cli::agents::build_agent(spec, seed, variant))
+            .detach(|| halatafl_program::agents::build_agent(spec, seed, variant))
             .map_err(value_error)?;
         Ok(PyAgent {
             agent: Mutex::new(agent),
@@ -497,7 +497,7 @@ fn _halatafl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENCODING_VERSION", encoding::ENCODING_VERSION)?;
     m.add("OBS_SHAPE", OBS_SHAPE.to_vec())?;
     m.add("START_FEN", halatafl_rules::START_FEN)?;
-    m.add("AGENT_FORMS", halatafl_cli::agents::AGENT_FORMS)?;
+    m.add("AGENT_FORMS", halatafl_program::agents::AGENT_FORMS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,13 @@
+//! The layer between the engines and the programs (KataGo's `program/`):
+//! what the `halatafl` command and the Python package share, so the
+//! package builds without the command's tree (training, solver, reports).
+//!
+//! - [`agents`]: building any agent from its spec string, the one place
+//!   that knows every kind;
+//! - [`protocol`]: the line-based engine protocol (UCI/GTP-like) over any
+//!   reader and writer;
+//! - [`board_text`]: the board drawn as text (a cross with coordinates).
+
+pub mod agents;
+pub mod board_text;
+pub mod protocol;
