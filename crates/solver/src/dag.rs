@@ -56,6 +56,9 @@
 //! [`DagSolver::replay_lines`] checks a proven value by playing games over
 //! the real rules ([`Game`], with its whole history).
 
+pub use crate::replay::ReplayStats;
+use crate::replay::{moves_or_start, LineFailure};
+use crate::value::Value;
 use halatafl_rules::{Bitboard, Game, Move, Point, Position, Side, Variant, FIFTY_MOVE_PLIES};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -73,12 +76,11 @@ pub enum DagError {
     Budget,
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]
     Memory { asked: usize, available: u64 },
-    #[error("line {line}, after {moves}: the solver holds the {claimed} to win, but the game ended {outcome}")]
+    #[error("line {line}, after {moves}: {what}")]
     Replay {
         line: usize,
         moves: String,
-        claimed: Side,
-        outcome: String,
+        what: String,
     },
     #[error(
         "line {line}, after {moves}: the node budget ran out while choosing the winner's move"
@@ -125,17 +127,6 @@ pub struct DagTableStats {
     /// Entries overwritten by others (a full bucket).
     pub replaced: u64,
     pub bytes: u64,
-}
-
-/// What the replay of [`DagSolver::replay_lines`] (or
-/// [`crate::RetroTables::check_lines`]) saw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReplayStats {
-    pub lines: usize,
-    /// Plies played over all lines.
-    pub plies: u64,
-    /// Positions on the lines whose value was checked against the claim.
-    pub checked: u64,
 }
 
 const FOX_SHIFT: u32 = 49;
@@ -504,10 +495,11 @@ impl DagSolver {
     }
 
     /// Plays `lines` games from `position` over the real rules ([`Game`],
-    /// whole history), the proven winner choosing a move the solver holds
-    /// as winning and the loser a pseudo-random legal move (seeded), and
-    /// checks that every position on the way has the claimed winner and
-    /// that every game ends with that winner by the rules engine's verdict.
+    /// whole history) with the shared checker of [`crate::replay`]: the
+    /// proven winner chooses a move the solver holds as winning, the loser
+    /// a pseudo-random legal move (seeded); every position on the way must
+    /// have the claimed winner (solved again), and every game must end with
+    /// that winner by the rules engine's verdict.
     pub fn replay_lines(
         &mut self,
         position: &Position,
@@ -516,82 +508,64 @@ impl DagSolver {
     ) -> Result<ReplayStats, DagError> {
         check_position(position)?;
         let solution = self.solve(position)?;
-        let Some(claimed) = solution.winner else {
+        if solution.winner.is_none() {
             return Err(DagError::ReplayBudget {
                 line: 0,
                 moves: "the start".into(),
             });
-        };
-        let mut rng = seed;
-        let mut stats = ReplayStats {
-            lines,
-            plies: 0,
-            checked: 0,
-        };
-        for line in 0..lines {
-            let mut game = Game::new(*position);
-            loop {
-                if let Some(outcome) = game.outcome() {
-                    if outcome.winner != Some(claimed) {
-                        return Err(DagError::Replay {
-                            line,
-                            moves: moves_or_start(&game),
-                            claimed,
-                            outcome: outcome.to_string(),
-                        });
-                    }
-                    break;
-                }
-                let here = *game.position();
-                let s = self.solve(&here)?;
-                match s.winner {
-                    None => {
-                        return Err(DagError::ReplayBudget {
-                            line,
-                            moves: moves_or_start(&game),
-                        })
-                    }
-                    Some(w) if w != claimed => {
-                        return Err(DagError::Replay {
-                            line,
-                            moves: moves_or_start(&game),
-                            claimed,
-                            outcome: format!("not over, but the solver now holds the {w} to win"),
-                        })
-                    }
-                    Some(_) => stats.checked += 1,
-                }
-                let m = if here.side() == claimed {
-                    s.best.expect("the winner to move has a winning move")
-                } else {
-                    let moves = here.legal_moves();
-                    rng = splitmix64(rng);
-                    moves[(rng % moves.len() as u64) as usize]
-                };
-                game.play_unchecked(m);
-                stats.plies += 1;
-            }
         }
-        Ok(stats)
+        let mut oracle = DagLines {
+            solver: self,
+            best: None,
+        };
+        crate::replay::check_lines(&mut oracle, position, lines, seed, |_, _| {})
+            .map(|(stats, _)| stats)
     }
 }
 
-/// A line's moves so far, for an error message.
-pub(crate) fn moves_or_start(game: &Game) -> String {
-    if game.moves().is_empty() {
-        "the start".into()
-    } else {
-        game.moves_text()
+/// The DAG search as a line checker's oracle: each position solved again.
+struct DagLines<'a> {
+    solver: &'a mut DagSolver,
+    /// The winning move of the position solved last.
+    best: Option<Move>,
+}
+
+impl crate::replay::LineOracle for DagLines<'_> {
+    type Error = DagError;
+
+    fn value(&mut self, game: &Game, line: usize) -> Result<Option<Value>, DagError> {
+        let s = self.solver.solve(game.position())?;
+        self.best = s.best;
+        match s.winner {
+            Some(w) => Ok(Some(Value::Win(w))),
+            None => Err(DagError::ReplayBudget {
+                line,
+                moves: moves_or_start(game),
+            }),
+        }
+    }
+
+    fn children(&mut self, _: &Position) -> Result<Option<Vec<(Move, Value)>>, DagError> {
+        Ok(None)
+    }
+
+    fn winning_move(
+        &mut self,
+        _: &Position,
+        _: Option<&[(Move, Value)]>,
+    ) -> Result<Move, DagError> {
+        Ok(self.best.expect("the winner to move has a winning move"))
     }
 }
 
-/// A step of the SplitMix64 generator (Steele et al. 2014): enough for
-/// picking the loser's replies reproducibly without a dependency.
-pub(crate) fn splitmix64(state: u64) -> u64 {
-    let mut z = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+impl From<LineFailure> for DagError {
+    fn from(f: LineFailure) -> DagError {
+        DagError::Replay {
+            line: f.line,
+            moves: f.moves,
+            what: f.what,
+        }
+    }
 }
 
 /// Search order (lower first). Geese: moves that leave the fox no walk to

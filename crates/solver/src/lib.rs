@@ -117,19 +117,20 @@
 //! without history; neither side winning G″ is a draw.
 
 pub mod dag;
+pub mod replay;
 pub mod retro;
-pub mod retro_sideways;
-pub mod saved_chains;
 mod search;
 pub mod suite;
 pub mod tt;
+mod value;
 mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
+pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
-pub use retro_sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
-pub use search::{SearchOutcome, Solution, Solver, SolverConfig, Value};
+pub use search::{SearchOutcome, Solution, Solver, SolverConfig};
 pub use tt::TableStats;
+pub use value::Value;
 pub use verify::{verify_win, VerifyError};
 
 use thiserror::Error;

@@ -3,9 +3,9 @@
 
 use crate::dag::FreeFox;
 use crate::tt::{Known, Table, TableStats};
+use crate::value::Value;
 use crate::SolveError;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
-use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -52,50 +52,6 @@ impl SolverConfig {
             return Err(SolveError::Budget);
         }
         Ok(())
-    }
-}
-
-/// A game-theoretic value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Value {
-    Win(Side),
-    Draw,
-}
-
-impl Value {
-    /// `foxes`, `geese` or `draw` (the words of game CSVs).
-    pub fn word(self) -> &'static str {
-        match self {
-            Value::Win(side) => side.name(),
-            Value::Draw => "draw",
-        }
-    }
-
-    /// +1 win, 0 draw, -1 loss for `side`.
-    pub fn for_side(self, side: Side) -> i32 {
-        match self {
-            Value::Draw => 0,
-            Value::Win(w) if w == side => 1,
-            Value::Win(_) => -1,
-        }
-    }
-
-    pub fn parse(word: &str) -> Option<Value> {
-        match word {
-            "foxes" => Some(Value::Win(Side::Foxes)),
-            "geese" => Some(Value::Win(Side::Geese)),
-            "draw" => Some(Value::Draw),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Win(side) => write!(f, "{side} win"),
-            Value::Draw => f.write_str("draw"),
-        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! it, one CSV row each (`data/suites/two-foxes.csv`), as `halatafl solve
 //! --from-games` writes them and `halatafl accuracy` reads them.
 
-use crate::{SearchOutcome, Solver, Value};
+use crate::value::Value;
+use crate::{SearchOutcome, Solver};
 use halatafl_rules::{Move, Position, Variant};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

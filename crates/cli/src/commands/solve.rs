@@ -4,8 +4,8 @@ use clap::{Args, ValueEnum};
 use halatafl_arena::{read_game_rows, write_csv_atomic};
 use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::dag::check_position;
+use halatafl_solver::retro::sideways::{self as retro_sideways, SidewaysTables};
 use halatafl_solver::retro::{self, RetroConfig, RetroTables};
-use halatafl_solver::retro_sideways::{self, SidewaysTables};
 use halatafl_solver::suite::{keeping_moves, SuiteRow};
 use halatafl_solver::{
     DagConfig, DagSolution, DagSolver, SearchOutcome, Solution, Solver, SolverConfig, Value,
@@ -327,7 +327,7 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
 }
 
 /// `--method retro` with sideways steps: the four-plane tables of
-/// `halatafl_solver::retro_sideways`, then lines over the real rules.
+/// `halatafl_solver::retro::sideways`, then lines over the real rules.
 fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
     let corner_links = position.variant().corner_links;
     let geese = position.geese().count().max(4);
@@ -351,7 +351,7 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         config.threads
     );
     if let Some(dir) = &args.layers_dir {
-        match halatafl_solver::saved_chains::find_saved(dir, corner_links, geese)? {
+        match halatafl_solver::retro::saved_chains::find_saved(dir, corner_links, geese)? {
             Some(saved) => {
                 println!(
                     "resuming above layer {} from {} (layers {} to {} built earlier, as they reported then):",

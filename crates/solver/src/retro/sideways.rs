@@ -47,7 +47,7 @@
 //! move, geese to move; fox wins, geese win. A group's states are computed
 //! together, `n = 1, 2, …`, each step from the last (two buffers, so that a
 //! step really adds one ply), bit-parallel over the fox points of a
-//! placement as in [`crate::retro`]; it stops at `n = 100`, or earlier when
+//! placement as in [`super::plain`]; it stops at `n = 100`, or earlier when
 //! a step changes nothing (then no later step can).
 //!
 //! A group that settles, `A_m = A_{m+1}` for some `m < 100`, has the same
@@ -58,7 +58,7 @@
 //! where a level has not settled that far is the position's group solved
 //! again, to the step the counter needs.
 //!
-//! Memory: four times the tables of [`crate::retro`] (12.4 GiB for 13
+//! Memory: four times the tables of [`super::plain`] (12.4 GiB for 13
 //! geese), plus each thread's work arrays for the group it solves, 112
 //! bytes per placement of the group ([`work_bytes`]: 0.8 GB for 13 geese
 //! on two threads).
@@ -79,7 +79,7 @@
 //! and played from. For the same reason a build can be split over several
 //! sittings: with a layers directory each layer's chain planes are saved
 //! as it is done, and a later build goes on above the last one saved
-//! ([`crate::saved_chains`]).
+//! ([`super::saved_chains`]).
 //!
 //! # How it is checked
 //!
@@ -88,20 +88,22 @@
 //! winning or drawing moves [`SidewaysTables::value`] gives are solved
 //! again after they are played.
 
-use crate::dag::{moves_or_start, ReplayStats};
 #[cfg(target_arch = "x86_64")]
-use crate::retro::Bmi2Bits;
-use crate::retro::{
-    available_mib, binomial, points_of, Board, Layer, LevelPlan, PortableBits, Ranker, RetroConfig,
-    RetroError, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
+use super::index::Bmi2Bits;
+use super::index::{
+    binomial, for_each_placement, points_of, potential_of, BitScatter, Board, Job, Layer,
+    LevelPlan, PortableBits, Ranker, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
 };
-use crate::retro::{for_each_placement, potential_of, BitScatter, Job};
-use crate::saved_chains;
-use crate::Value;
+use super::saved_chains;
+pub use super::saved_chains::SidewaysLayerStats;
+use super::{RetroConfig, RetroError};
+use crate::available_mib;
+use crate::replay::{LineOracle, ReplayStats};
+use crate::value::Value;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Plane indices: fox to move, fox wins / geese win; geese to move, the same.
 const FOX_FOX: usize = 0;
@@ -113,27 +115,6 @@ const GEESE_GEESE: usize = 3;
 const CHAIN_WIN: usize = 0;
 const CHAIN_LOSE: usize = 1;
 
-/// One layer of a build.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SidewaysLayerStats {
-    pub geese: u32,
-    pub placements: u64,
-    /// (placement, fox point) states with the fox to move, at `q = 0`.
-    pub fox_to_move: u64,
-    pub fox_wins: u64,
-    pub geese_wins: u64,
-    /// The most steps `n` a level of the layer needed (at most 100).
-    pub longest: u32,
-    /// Geese to move (at `q = 0`): fox wins and geese wins.
-    pub geese_to_move_fox_wins: u64,
-    pub geese_to_move_geese_wins: u64,
-    pub elapsed: Duration,
-    /// The time taken to write the layer's chain planes to
-    /// [`RetroConfig::layers_dir`]; `None` where they were not written
-    /// (no directory, the top layer, or a layer read back from one).
-    pub saved_in: Option<Duration>,
-}
-
 /// A position's value at its quiet counter, with a move that keeps it
 /// (none where every move loses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +125,7 @@ pub struct SidewaysValue {
 
 /// Bytes the tables up to `max_geese` geese take.
 pub fn memory_bytes(max_geese: u32) -> u64 {
-    4 * crate::retro::memory_bytes(max_geese)
+    4 * super::plain::memory_bytes(max_geese)
 }
 
 /// Which layers a build keeps.
@@ -329,7 +310,7 @@ impl SidewaysTables {
         config: &RetroConfig,
         mut progress: impl FnMut(&SidewaysLayerStats, &SidewaysTables),
     ) -> Result<SidewaysTables, RetroError> {
-        if !(1..=crate::retro::MAX_THREADS).contains(&config.threads) {
+        if !(1..=super::MAX_THREADS).contains(&config.threads) {
             return Err(RetroError::Threads(config.threads));
         }
         if max_geese > MAX_GEESE {
@@ -908,84 +889,17 @@ impl SidewaysTables {
         seed: u64,
     ) -> Result<SidewaysCheck, RetroError> {
         self.check(p)?;
-        let mut rng = seed;
-        let mut stats = SidewaysCheck {
-            replay: ReplayStats {
-                lines,
-                plies: 0,
-                checked: 0,
-            },
-            won: 0,
-            drawn: 0,
-            stopped: 0,
+        let mut oracle = SidewaysLines {
+            tables: self,
+            children: None,
         };
-        for line in 0..lines {
-            let mut game = Game::new(*p);
-            loop {
-                let here = *game.position();
-                let fail = |what: String| RetroError::Inconsistent {
-                    line,
-                    moves: moves_or_start(&game),
-                    what,
-                };
-                if let Some(outcome) = game.outcome() {
-                    let ended = outcome.winner.map_or(Value::Draw, Value::Win);
-                    match (self.outcome(&here).ok(), ended) {
-                        (Some(c), e) if c == e && e != Value::Draw => stats.won += 1,
-                        // By repetition or the fifty-move rule: a winner
-                        // may let that happen.
-                        (Some(Value::Win(_)) | None, Value::Draw) => stats.drawn += 1,
-                        (Some(Value::Draw), Value::Draw) => stats.drawn += 1,
-                        (None, _) => stats.stopped += 1,
-                        (Some(claimed), _) => {
-                            return Err(fail(format!(
-                                "the tables give {claimed}, but the game ended {outcome}"
-                            )))
-                        }
-                    }
-                    break;
-                }
-                let children = match self.check(&here).and_then(|_| self.children(&here)) {
-                    Ok(children) => children,
-                    Err(_) => {
-                        stats.stopped += 1;
-                        break;
-                    }
-                };
-                let claimed = self.outcome(&here)?;
-                let mover = here.side();
-                let derived = if children.iter().any(|c| c.1 == Value::Win(mover)) {
-                    Value::Win(mover)
-                } else if children.iter().any(|c| c.1 == Value::Draw) {
-                    Value::Draw
-                } else {
-                    Value::Win(mover.other())
-                };
-                if derived != claimed {
-                    return Err(fail(format!(
-                        "the tables give {claimed}, but its {} moves give {derived}",
-                        children.len()
-                    )));
-                }
-                stats.replay.checked += 1;
-                let m = if claimed == Value::Win(mover) {
-                    self.value(&here)?
-                        .best
-                        .expect("checked: the winner has a winning move")
-                } else {
-                    let candidates: Vec<Move> = children
-                        .iter()
-                        .filter(|c| claimed != Value::Draw || c.1 == Value::Draw)
-                        .map(|c| c.0)
-                        .collect();
-                    rng = crate::dag::splitmix64(rng);
-                    candidates[(rng % candidates.len() as u64) as usize]
-                };
-                game.play_unchecked(m);
-                stats.replay.plies += 1;
-            }
-        }
-        Ok(stats)
+        let (replay, ends) = crate::replay::check_lines(&mut oracle, p, lines, seed, |_, _| {})?;
+        Ok(SidewaysCheck {
+            replay,
+            won: ends.won,
+            drawn: ends.drawn,
+            stopped: ends.stopped,
+        })
     }
 
     /// The group of placement `geese` solved to `n` steps: the values at
@@ -1019,17 +933,65 @@ impl SidewaysTables {
     }
 }
 
+/// The sideways tables as a line checker's oracle. A line stops where the
+/// tables answer no more: a quiet counter past what its level's tables
+/// answer, or a capture into a layer the build did not keep.
+struct SidewaysLines<'a> {
+    tables: &'a SidewaysTables,
+    /// The children of the position `value` was asked last.
+    children: Option<Vec<(Move, Value)>>,
+}
+
+impl LineOracle for SidewaysLines<'_> {
+    type Error = RetroError;
+
+    fn value(&mut self, game: &Game, _: usize) -> Result<Option<Value>, RetroError> {
+        let here = game.position();
+        if game.outcome().is_some() {
+            return Ok(self.tables.outcome(here).ok());
+        }
+        let children = self
+            .tables
+            .check(here)
+            .and_then(|_| self.tables.children(here));
+        match children {
+            Ok(children) => {
+                self.children = Some(children.into_iter().map(|(m, v, _)| (m, v)).collect());
+                Ok(Some(self.tables.outcome(here)?))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn children(&mut self, _: &Position) -> Result<Option<Vec<(Move, Value)>>, RetroError> {
+        Ok(self.children.take())
+    }
+
+    fn winning_move(
+        &mut self,
+        here: &Position,
+        _: Option<&[(Move, Value)]>,
+    ) -> Result<Move, RetroError> {
+        Ok(self
+            .tables
+            .value(here)?
+            .best
+            .expect("checked: the winner has a winning move"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retro::classic_variant;
-    use crate::saved_chains::{chains_path, find_saved};
+    use crate::retro::plain::classic_variant;
+    use crate::retro::saved_chains::{chains_path, find_saved};
     use crate::{Solver, SolverConfig};
     use halatafl_rules::{Bitboard, Point, Variant};
     use rand::seq::{IndexedRandom, SliceRandom};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::HashMap;
+    use std::time::Duration;
 
     fn sideways(corner_links: bool) -> Variant {
         Variant::classic(17, true)

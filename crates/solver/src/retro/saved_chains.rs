@@ -1,7 +1,7 @@
 //! A sideways build's chain planes on disk, so that a build longer than
 //! one sitting can stop and go on later.
 //!
-//! Layer `k + 1` of a [`crate::retro_sideways`] build reads nothing of the
+//! Layer `k + 1` of a [`super::sideways`] build reads nothing of the
 //! layers below but layer `k`'s two chain planes (that module's docs), so
 //! those planes are all a build needs to resume at `k + 1`: 2 bits per
 //! (placement, empty point), 4.3 GiB at 15 geese. They do not depend on
@@ -28,13 +28,35 @@
 //! expected name is whole unless the disk itself damaged it; the length,
 //! the header and the checksum are all checked before a build uses it.
 
-use crate::retro::{Layer, RetroError, GEESE_NEEDED};
-use crate::retro_sideways::SidewaysLayerStats;
+use super::index::{Layer, GEESE_NEEDED};
+use super::RetroError;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// One layer of a sideways build, as it reported, and as a saved file
+/// records it for the layers below the one it holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SidewaysLayerStats {
+    pub geese: u32,
+    pub placements: u64,
+    /// (placement, fox point) states with the fox to move, at `q = 0`.
+    pub fox_to_move: u64,
+    pub fox_wins: u64,
+    pub geese_wins: u64,
+    /// The most steps `n` a level of the layer needed (at most 100).
+    pub longest: u32,
+    /// Geese to move (at `q = 0`): fox wins and geese wins.
+    pub geese_to_move_fox_wins: u64,
+    pub geese_to_move_geese_wins: u64,
+    pub elapsed: Duration,
+    /// The time taken to write the layer's chain planes to
+    /// [`RetroConfig::layers_dir`]; `None` where they were not written
+    /// (no directory, the top layer, or a layer read back from one).
+    pub saved_in: Option<Duration>,
+}
 
 const MAGIC: &[u8; 8] = b"HTFCHAIN";
 const VERSION: u32 = 1;
