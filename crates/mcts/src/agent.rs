@@ -1,7 +1,7 @@
 //! The arena agent: a [`Search`] over halatafl's `Game` with any evaluator.
 
 use crate::config::MctsConfig;
-use crate::eval::{Evaluator, RolloutEvaluator, UniformEvaluator};
+use crate::evaluator::{Evaluator, RolloutEvaluator, UniformEvaluator};
 use crate::search::Search;
 use crate::spec::{from_spec, LeafEval};
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};

@@ -18,7 +18,7 @@
 
 mod agent;
 mod config;
-pub mod eval;
+pub mod evaluator;
 mod game;
 pub mod gumbel;
 mod lockstep;
@@ -29,7 +29,7 @@ mod tree;
 
 pub use agent::MctsAgent;
 pub use config::{MctsConfig, RootMode};
-pub use eval::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvaluator, Wdl};
+pub use evaluator::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvaluator, Wdl};
 pub use game::{SearchGame, Terminal, TwoFoxesLeaf};
 pub use lockstep::Lockstep;
 pub use search::{Search, SearchResult};

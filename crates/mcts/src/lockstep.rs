@@ -23,7 +23,7 @@
 //! }
 //! ```
 
-use crate::eval::{Evaluations, Evaluator, LeafBatch};
+use crate::evaluator::{Evaluations, Evaluator, LeafBatch};
 use crate::game::SearchGame;
 use crate::search::Search;
 

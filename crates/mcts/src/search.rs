@@ -59,7 +59,7 @@
 //! u = 0, or an evaluator that predicts nothing, the search is unchanged.
 
 use crate::config::{MctsConfig, RootMode};
-use crate::eval::{Evaluations, Evaluator, LeafBatch, Wdl};
+use crate::evaluator::{Evaluations, Evaluator, LeafBatch, Wdl};
 use crate::game::{SearchGame, Terminal};
 use crate::gumbel::{self, ChildStats, GumbelRoot};
 use crate::tree::{Kind, Proven, Tree, ROOT};

@@ -6,8 +6,8 @@
 
 use crate::checkpoint;
 use crate::config::NetConfig;
-use crate::evaluator::{EvaluatorConfig, NetEvaluator};
 use crate::inference::{InferenceNet, Precision};
+use crate::inference_server::{EvaluatorConfig, NetEvaluator};
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
 use halatafl_mcts::{from_spec, Evaluator, MctsAgent};
 use halatafl_rules::{Game, Variant};

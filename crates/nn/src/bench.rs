@@ -10,7 +10,7 @@ use crate::config::NetConfig;
 use crate::denormal::set_flush_denormals;
 use crate::inference::{InferenceNet, Precision};
 use crate::sample::{Batch, Sample};
-use crate::train::{TrainConfig, Trainer};
+use crate::trainer::{TrainConfig, Trainer};
 use halatafl_rules::{Game, Variant};
 use std::path::Path;
 use std::time::Instant;

@@ -25,7 +25,7 @@
 
 use crate::config::NetConfig;
 use crate::encoding::ENCODING_VERSION;
-use crate::train::{TrainConfig, Trainer};
+use crate::trainer::{TrainConfig, Trainer};
 use halatafl_dataio::{read_bounded_file, write_atomically};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::{BTreeMap, HashMap};

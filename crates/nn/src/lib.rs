@@ -16,21 +16,21 @@ pub mod checkpoint;
 pub mod config;
 pub mod denormal;
 pub mod encoding;
-pub mod evaluator;
 pub mod inference;
+pub mod inference_server;
 pub mod model;
 pub mod sample;
-pub mod train;
+pub mod trainer;
 
 pub use agent::{
     build_net_agent, build_shipped_agent, NetRegistry, NetSource, SHIPPED_NETWORK,
     SHIPPED_NETWORK_NAME,
 };
 pub use config::NetConfig;
-pub use evaluator::{EvaluatorConfig, NetEvaluator};
 pub use inference::{InferenceNet, Precision};
+pub use inference_server::{EvaluatorConfig, NetEvaluator};
 pub use sample::{Batch, Sample};
-pub use train::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig, Trainer};
+pub use trainer::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig, Trainer};
 
 use thiserror::Error;
 

@@ -9,7 +9,7 @@
 //! a hidden fully connected layer and one linear output predicting the plies
 //! from the position to the end of the game, divided by
 //! [`MOVES_LEFT_SCALE`] so that the target is of order one like the other
-//! heads' (see [`crate::train`] for its loss, [`crate::inference`] for how
+//! heads' (see [`crate::trainer`] for its loss, [`crate::inference`] for how
 //! the prediction is read back in plies).
 
 use crate::config::NetConfig;

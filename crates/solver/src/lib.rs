@@ -107,14 +107,16 @@
 //!
 //! # Whole classic games: retrograde analysis
 //!
-//! [`retro`] solves the classic game without sideways steps whole: the
-//! fox-to-move value of every placement of 4 up to 17 geese, fewest geese
-//! first. [`retro_sideways`] does the same with sideways steps by the lemma
+//! [`retro::plain`] solves the classic game without sideways steps whole:
+//! the fox-to-move value of every placement of 4 up to 17 geese, fewest
+//! geese first. [`retro::sideways`] does the same with sideways steps by the lemma
 //! above: it computes G″ level by level (placements of as many geese with
 //! the same summed rows, which only sideways and fox steps connect), with
 //! the counter handled exactly by counting plies to a forced win, and keeps
 //! the values at counter 0, which are the real game's from a position
 //! without history; neither side winning G″ is a draw.
+
+#![warn(missing_docs)]
 
 pub mod dag;
 pub mod replay;

@@ -426,7 +426,7 @@ impl Default for EvalSection {
 }
 
 /// The asynchronous mode: `halatafl selfplay`, `learn` and `evaluate` as
-/// separate processes on one run directory (see [`crate::learn`]).
+/// separate processes on one run directory (see [`crate::learn_stage`]).
 /// `halatafl train` ignores this section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -978,14 +978,20 @@ mod tests {
     fn every_shipped_config_is_valid() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
         let mut seen = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                RunConfig::load(&path).unwrap();
-                seen += 1;
+        // The presets, then the configs of the logged experiments.
+        for dir in [dir.clone(), dir.join("experiments")] {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "toml") {
+                    RunConfig::load(&path).unwrap();
+                    seen += 1;
+                }
             }
         }
-        assert!(seen >= 4, "quick, default, classic and ci configs");
+        assert!(
+            seen >= 14,
+            "4 presets and 10 experiment configs, found {seen}"
+        );
     }
 
     /// A value each key must refuse (several for some), as TOML. A value may

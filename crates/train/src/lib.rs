@@ -8,8 +8,8 @@
 pub mod bootstrap;
 pub mod config;
 pub mod error;
-pub mod evaluate;
-pub mod learn;
+pub mod eval_stage;
+pub mod learn_stage;
 pub mod run;
 pub mod selfplay;
 pub mod selfplay_stage;

@@ -21,7 +21,7 @@
 //! --init-only` ([`Run::init_async`]) makes generation 0 in turn, then
 //! [`Run::run_selfplay_worker`], [`Run::run_learner`] and
 //! [`Run::run_evaluator`] take over (see [`crate::selfplay_stage`],
-//! [`crate::learn`], [`crate::evaluate`]).
+//! [`crate::learn_stage`], [`crate::eval_stage`]).
 //!
 //! Each generation g runs self-play with checkpoint g-1, trains checkpoint g
 //! on the shards of the replay window, and evaluates checkpoint g. A stage
@@ -849,7 +849,7 @@ mod tests {
             "{}",
             run.agent_spec(1)
         );
-        // configs/gumbel.toml's kind of run: evaluated with its own search.
+        // configs/experiments/gumbel.toml's kind of run: evaluated with its own search.
         run.config.search.algorithm = "gumbel".into();
         run.config.search.c_puct = 2.0;
         run.config.search.fpu_reduction = 0.5;
@@ -883,7 +883,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("w2-000001.shard")).unwrap();
         let samples = run.generation_samples(1).unwrap();
         assert_eq!(samples.len(), good.len(), "the intact shard is read");
-        let mut counts = crate::learn::SampleCounts::default();
+        let mut counts = crate::learn_stage::SampleCounts::default();
         assert_eq!(counts.refresh(&run).unwrap().get(&1), Some(&5));
         for name in ["w0-000002", "w0-000003", "w1-000001", "w2-000001"] {
             assert!(!dir.join(format!("{name}.shard")).exists(), "{name}");

@@ -17,7 +17,7 @@
 //! last generation's checkpoint exists (or `finished.json`).
 
 use crate::error::{at, TrainError};
-use crate::learn::{selfplay_may_play, SampleCounts};
+use crate::learn_stage::{selfplay_may_play, SampleCounts};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
 use crate::shard::{read_shard_header, write_shard, ShardHeader, ShardOrigin, StoredSample};

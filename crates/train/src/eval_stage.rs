@@ -64,7 +64,7 @@ impl Run {
     ) -> Result<(Vec<EvalRow>, Vec<MatchSummary>), TrainError> {
         let cfg = &self.config;
         // The evaluator waits only for searches that are running (see
-        // `halatafl_nn::evaluator`), so a lone evaluation game is not slowed.
+        // `halatafl_nn::inference_server`), so a lone evaluation game is not slowed.
         let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
         let device = cfg.run.device.clone();
         let precision = cfg.network.precision.clone();
