@@ -33,9 +33,18 @@ enum Command {
     Report(commands::report::ReportArgs),
     Play(commands::play::PlayArgs),
     Engine(commands::engine::EngineArgs),
-    Selfplay(commands::selfplay::SelfplayArgs),
-    Learn(commands::learn::LearnArgs),
-    Evaluate(commands::evaluate::EvaluateArgs),
+    /// The asynchronous mode's processes (on a run made with `train --init-only`).
+    #[command(subcommand)]
+    Stage(commands::stage::StageCommand),
+    /// `halatafl stage selfplay` under its earlier name.
+    #[command(hide = true)]
+    Selfplay(commands::stage::selfplay::SelfplayArgs),
+    /// `halatafl stage learn` under its earlier name.
+    #[command(hide = true)]
+    Learn(commands::stage::learn::LearnArgs),
+    /// `halatafl stage evaluate` under its earlier name.
+    #[command(hide = true)]
+    Evaluate(commands::stage::evaluate::EvaluateArgs),
     Solve(commands::solve::SolveArgs),
     Accuracy(commands::accuracy::AccuracyArgs),
 }
@@ -90,9 +99,10 @@ fn main() {
         Command::Report(a) => commands::report::run(a),
         Command::Play(a) => commands::play::run(a),
         Command::Engine(a) => commands::engine::run(a),
-        Command::Selfplay(a) => commands::selfplay::run(a),
-        Command::Learn(a) => commands::learn::run(a),
-        Command::Evaluate(a) => commands::evaluate::run(a),
+        Command::Stage(stage) => commands::stage::run(stage),
+        Command::Selfplay(a) => commands::stage::selfplay::run(a),
+        Command::Learn(a) => commands::stage::learn::run(a),
+        Command::Evaluate(a) => commands::stage::evaluate::run(a),
         Command::Solve(a) => commands::solve::run(a),
         Command::Accuracy(a) => commands::accuracy::run(a),
     };

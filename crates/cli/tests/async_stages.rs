@@ -49,6 +49,7 @@ fn init_run(config: &Path, run: &Path) {
 
 fn start(run: &Path, args: &[&str]) -> Child {
     Command::new(bin())
+        .arg("stage")
         .args(args)
         .arg("--run")
         .arg(run)
@@ -217,7 +218,7 @@ fn selfplay_workers_learner_and_evaluator_finish_a_run() {
     }
     std::thread::sleep(Duration::from_millis(100));
     let out = Command::new(bin())
-        .args(["selfplay", "--worker", "1", "--run"])
+        .args(["stage", "selfplay", "--worker", "1", "--run"])
         .arg(&run)
         .output()
         .unwrap();

@@ -223,14 +223,22 @@ fn play_never_loses_or_overwrites_a_game() {
 fn a_stage_device_is_checked_before_the_run_is_opened() {
     let missing = scratch("stage-device").join("no-run");
     let missing = missing.to_str().unwrap();
-    for stage in ["selfplay", "learn", "evaluate"] {
-        let err = fails(&[stage, "--run", missing, "--device", "tpu"]);
-        assert!(
-            err.contains("--device") && err.contains("unknown device `tpu`"),
-            "{stage}: {err}"
-        );
-        let err = fails(&[stage, "--run", missing, "--device", "cpu"]);
-        assert!(err.contains("cannot open the run"), "{stage}: {err}");
+    // Under `stage`, and under the earlier top-level names scripts still use.
+    for prefix in [&["stage"][..], &[]] {
+        for stage in ["selfplay", "learn", "evaluate"] {
+            let args = |device| {
+                let mut args = prefix.to_vec();
+                args.extend([stage, "--run", missing, "--device", device]);
+                args
+            };
+            let err = fails(&args("tpu"));
+            assert!(
+                err.contains("--device") && err.contains("unknown device `tpu`"),
+                "{stage}: {err}"
+            );
+            let err = fails(&args("cpu"));
+            assert!(err.contains("cannot open the run"), "{stage}: {err}");
+        }
     }
     // Without a GPU `cuda` is refused; with one it passes to the run.
     let err = fails(&["learn", "--run", missing, "--device", "cuda"]);

@@ -90,7 +90,7 @@ fn resuming_an_asynchronous_run_is_refused_before_anything_is_written() {
         path_str(&run),
     ]);
     assert!(
-        err.contains("asynchronous run") && err.contains("halatafl learn --run"),
+        err.contains("asynchronous run") && err.contains("halatafl stage learn --run"),
         "{err}"
     );
     assert!(!err.contains("--resume"), "{err}");

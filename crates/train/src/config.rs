@@ -425,7 +425,7 @@ impl Default for EvalSection {
     }
 }
 
-/// The asynchronous mode: `halatafl selfplay`, `learn` and `evaluate` as
+/// The asynchronous mode: `halatafl stage selfplay`, `learn` and `evaluate` as
 /// separate processes on one run directory (see [`crate::learn_stage`]).
 /// `halatafl train` ignores this section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! Evaluation: a checkpoint against the configured opponents, as arena
 //! games that become eval.csv rows. In turn ([`Run::eval_stage`]) for
 //! `halatafl train`, or as the asynchronous evaluator
-//! ([`Run::run_evaluator`], `halatafl evaluate --run DIR`).
+//! ([`Run::run_evaluator`], `halatafl stage evaluate --run DIR`).
 //!
 //! The evaluator evaluates every published checkpoint that is due (each
 //! `eval.every`-th and the last) and has no rows in eval.csv yet, oldest
@@ -178,7 +178,7 @@ impl Run {
         ))
     }
 
-    /// `halatafl evaluate --run DIR`: see the module doc.
+    /// `halatafl stage evaluate --run DIR`: see the module doc.
     pub fn run_evaluator(&self, base_factory: &BaseFactory) -> Result<(), TrainError> {
         self.require_async()?;
         let _lock = self.exclusive("evaluator", "an evaluator")?;

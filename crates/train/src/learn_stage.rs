@@ -2,7 +2,7 @@
 //! shards of generations g-W+1 ..= g, W = `replay.window_generations`, plus a
 //! share of the expert's samples in the first generations). In turn
 //! ([`Run::train_stage`]) for `halatafl train`, or as the asynchronous
-//! learner ([`Run::run_learner`], `halatafl learn --run DIR`).
+//! learner ([`Run::run_learner`], `halatafl stage learn --run DIR`).
 //!
 //! The learner trains checkpoints from the newest one it finds up to
 //! `run.generations`, each with `train.steps_per_generation` steps on the
@@ -463,7 +463,7 @@ impl SampleCounts {
 }
 
 impl Run {
-    /// `halatafl learn --run DIR`: see the module doc.
+    /// `halatafl stage learn --run DIR`: see the module doc.
     pub fn run_learner(&self) -> Result<(), TrainError> {
         self.require_async()?;
         let _lock = self.exclusive("learner", "a learner")?;

@@ -137,8 +137,8 @@ impl Run {
         if dir.join(ASYNC_MARKER).exists() {
             let d = dir.display();
             return Err(TrainError::Refused(format!(
-                "{d} already holds an asynchronous run: drive it with `halatafl selfplay --run {d} \
-                 --worker ID`, `halatafl learn --run {d}` and `halatafl evaluate --run {d}`, or \
+                "{d} already holds an asynchronous run: drive it with `halatafl stage selfplay --run {d} \
+                 --worker ID`, `halatafl stage learn --run {d}` and `halatafl stage evaluate --run {d}`, or \
                  start a new run in another directory"
             )));
         }
@@ -265,7 +265,7 @@ impl Run {
     fn async_refusal(&self) -> TrainError {
         TrainError::Refused(format!(
             "{} is an asynchronous run ({ASYNC_MARKER} exists): its stages are the \
-             `halatafl selfplay`, `learn` and `evaluate` processes, which `train --resume` \
+             `halatafl stage selfplay`, `learn` and `evaluate` processes, which `train --resume` \
              would collide with",
             self.dir.display()
         ))
@@ -495,7 +495,7 @@ impl Run {
             let path = self.dir.join(ASYNC_MARKER);
             let info = serde_json::json!({ "from_generation": 1, "at": chrono_like_now() });
             write_atomically(&path, info.to_string().as_bytes()).map_err(at(&path))?;
-            self.log("generation 0 done: the run is ready for `halatafl selfplay`, `learn` and `evaluate`");
+            self.log("generation 0 done: the run is ready for `halatafl stage selfplay`, `learn` and `evaluate`");
         }
         Ok(())
     }

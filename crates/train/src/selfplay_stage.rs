@@ -276,7 +276,7 @@ pub fn next_shard_seq(dir: &Path, worker: &str) -> Result<u64, TrainError> {
 }
 
 impl Run {
-    /// `halatafl selfplay --run DIR --worker ID`: see the module doc.
+    /// `halatafl stage selfplay --run DIR --worker ID`: see the module doc.
     pub fn run_selfplay_worker(
         &self,
         worker: &str,

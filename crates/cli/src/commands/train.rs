@@ -26,7 +26,7 @@ pub struct TrainArgs {
     pub generations: Option<u32>,
     /// Make the run and its generation 0 (the expert's games, the first
     /// checkpoint and its evaluation), then stop: the run is then driven by
-    /// `halatafl selfplay`, `learn` and `evaluate` processes (the
+    /// `halatafl stage selfplay`, `learn` and `evaluate` processes (the
     /// asynchronous mode). With --resume, finishes an interrupted --init-only.
     #[arg(long)]
     pub init_only: bool,
@@ -164,8 +164,8 @@ pub fn run(args: TrainArgs) -> Result<()> {
         println!("run: {}", run.dir.display());
         let dir = run.dir.display();
         println!(
-            "next: halatafl selfplay --run {dir} --worker 0 (one per worker id), \
-             halatafl learn --run {dir}, halatafl evaluate --run {dir}"
+            "next: halatafl stage selfplay --run {dir} --worker 0 (one per worker id), \
+             halatafl stage learn --run {dir}, halatafl stage evaluate --run {dir}"
         );
         return Ok(());
     }

@@ -23,8 +23,8 @@ pub struct SelfplayArgs {
 }
 
 pub fn run(args: SelfplayArgs) -> Result<()> {
-    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
-    let factory = super::train::base_factory(&run)?;
+    let run = crate::commands::train::open_stage_run(&args.run, args.device.as_deref())?;
+    let factory = crate::commands::train::base_factory(&run)?;
     run.run_selfplay_worker(&args.worker, &factory)?;
     Ok(())
 }

@@ -19,9 +19,9 @@ pub struct EvaluateArgs {
 }
 
 pub fn run(args: EvaluateArgs) -> Result<()> {
-    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
-    let factory = super::train::base_factory(&run)?;
+    let run = crate::commands::train::open_stage_run(&args.run, args.device.as_deref())?;
+    let factory = crate::commands::train::base_factory(&run)?;
     run.run_evaluator(&factory)?;
     // The evaluator is the last stage to end: the run is complete.
-    super::train::finish(&run)
+    crate::commands::train::finish(&run)
 }

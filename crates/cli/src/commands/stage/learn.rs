@@ -20,7 +20,7 @@ pub struct LearnArgs {
 }
 
 pub fn run(args: LearnArgs) -> Result<()> {
-    let run = super::train::open_stage_run(&args.run, args.device.as_deref())?;
+    let run = crate::commands::train::open_stage_run(&args.run, args.device.as_deref())?;
     run.run_learner()?;
     println!("run: {}", run.dir.display());
     Ok(())
