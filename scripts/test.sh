@@ -7,6 +7,10 @@ cd "$root"
 ./scripts/setup-torch.sh
 cargo build --release --workspace --all-targets
 cargo test --release --workspace
+# The build half of the GPU check (scripts/gpu-build.sh, gpu-run.sh): a
+# bundle built and run through the device path; without a GPU, `cuda` must
+# be refused cleanly.
+./scripts/check-gpu-bundle.sh
 # The analysis notebooks, executed headless on a small run (Python venv cached).
 ./scripts/check-notebooks.sh
 # The Ray driver (python/halatafl_ray) on a local Ray instance (venv cached).
