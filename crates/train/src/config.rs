@@ -57,6 +57,19 @@ impl Default for RunSection {
     }
 }
 
+impl RunSection {
+    /// Checks this section's keys (see [`RunConfig::validate`]).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let r = self;
+        count("run.generations", r.generations, 1..=MAX_GENERATIONS)?;
+        count("run.threads", r.threads, 1..=MAX_THREADS)?;
+        count("run.torch_threads", r.torch_threads, 1..=MAX_THREADS)?;
+        halatafl_nn::parse_device(&r.device)
+            .map_err(|e| bad("run.device", quoted(&r.device), e.to_string()))?;
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GameSection {
@@ -110,6 +123,40 @@ impl Default for NetworkSection {
     }
 }
 
+impl NetworkSection {
+    /// The network's shape: the preset, with the moves-left head if asked.
+    pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
+        let text = &self.preset;
+        NetConfig::parse_preset(text)
+            .map(|c| c.with_moves_left_head(self.moves_left_head))
+            .map_err(|e| bad("network.preset", quoted(text), e))
+    }
+
+    /// Checks this section's keys; `moves_left_weight` is `train.moves_left_weight`.
+    pub fn check(&self, moves_left_weight: f64) -> Result<(), ConfigError> {
+        let n = self;
+        n.net_config()?;
+        n.precision
+            .parse::<halatafl_nn::Precision>()
+            .map_err(|e| bad("network.precision", quoted(&n.precision), e))?;
+        count("network.max_batch", n.max_batch, 1..=MAX_BATCH)?;
+        count(
+            "network.cache_entries",
+            n.cache_entries,
+            0..=MAX_CACHE_ENTRIES,
+        )?;
+        // A head that is never trained would steer the search with noise.
+        if n.moves_left_head && !(moves_left_weight > 0.0) {
+            return Err(bad(
+                "network.moves_left_head",
+                n.moves_left_head,
+                "needs train.moves_left_weight > 0 (an untrained head predicts nothing)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Warm start from an expert before generation 1 (see [`crate::bootstrap`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -141,6 +188,41 @@ impl Default for BootstrapSection {
             replay_fraction: 0.25,
             replay_generations: 3,
         }
+    }
+}
+
+impl BootstrapSection {
+    /// Checks this section's keys; `init` is `network.init`.
+    pub fn check(&self, init: &str) -> Result<(), ConfigError> {
+        let b = self;
+        count("bootstrap.games", b.games, 0..=MAX_GAMES)?;
+        if !init.is_empty() && b.enabled() {
+            return Err(bad(
+                "network.init",
+                quoted(init),
+                "generation 0 is either this checkpoint or the expert's network: set bootstrap.games = 0",
+            ));
+        }
+        if b.enabled() {
+            non_network_agent(
+                "bootstrap.agent",
+                &b.agent,
+                "the expert must be a non-network agent, e.g. alphabeta:depth=4",
+            )?;
+        }
+        count(
+            "bootstrap.opening_plies",
+            b.opening_plies,
+            0..=MAX_OPENING_PLIES,
+        )?;
+        let least_steps = if b.enabled() { 1 } else { 0 };
+        count("bootstrap.steps", b.steps, least_steps..=MAX_STEPS)?;
+        real(
+            "bootstrap.replay_fraction",
+            b.replay_fraction,
+            closed(0.0, 1.0),
+        )?;
+        Ok(())
     }
 }
 
@@ -252,6 +334,64 @@ impl Default for SearchSection {
     }
 }
 
+impl SearchSection {
+    /// Checks this section's keys; `moves_left_head` is `network.moves_left_head`.
+    pub fn check(&self, moves_left_head: bool) -> Result<(), ConfigError> {
+        let s = self;
+        if !matches!(s.algorithm.as_str(), "puct" | "gumbel") {
+            return Err(bad(
+                "search.algorithm",
+                quoted(&s.algorithm),
+                "expected puct or gumbel",
+            ));
+        }
+        count("search.simulations", s.simulations, 1..=MAX_SIMULATIONS)?;
+        real(
+            "search.full_search_probability",
+            s.full_search_probability,
+            above(0.0, 1.0),
+        )?;
+        count(
+            "search.fast_simulations",
+            s.fast_simulations,
+            1..=MAX_SIMULATIONS,
+        )?;
+        real("search.c_puct", s.c_puct, above(0.0, 100.0))?;
+        // Values lie in [-1, 1], so a reduction beyond 2 changes nothing.
+        real("search.fpu_reduction", s.fpu_reduction, closed(0.0, 2.0))?;
+        real(
+            "search.dirichlet_alpha_scale",
+            s.dirichlet_alpha_scale,
+            above(0.0, 1000.0),
+        )?;
+        real(
+            "search.dirichlet_epsilon",
+            s.dirichlet_epsilon,
+            closed(0.0, 1.0),
+        )?;
+        count("search.gumbel_m", s.gumbel_m, 1..=1024)?;
+        real("search.temperature", s.temperature, closed(0.0, 100.0))?;
+        count(
+            "search.leaves_per_tree",
+            s.leaves_per_tree,
+            1..=MAX_LEAVES_PER_TREE,
+        )?;
+        real(
+            "search.moves_left_utility",
+            s.moves_left_utility,
+            closed(0.0, halatafl_nn::agent::MAX_MOVES_LEFT_UTILITY as f64),
+        )?;
+        if s.moves_left_utility > 0.0 && !moves_left_head {
+            return Err(bad(
+                "search.moves_left_utility",
+                s.moves_left_utility,
+                "needs a network with a moves-left head: set network.moves_left_head = true",
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfPlaySection {
@@ -320,6 +460,64 @@ impl Default for SelfPlaySection {
     }
 }
 
+impl SelfPlaySection {
+    /// Checks this section's keys.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let p = self;
+        count("selfplay.games", p.games, 1..=MAX_GAMES)?;
+        count("selfplay.concurrent_games", p.concurrent_games, 1..=4096)?;
+        count("selfplay.max_plies", p.max_plies, 1..=MAX_PLIES)?;
+        real(
+            "selfplay.resign_threshold",
+            p.resign_threshold,
+            closed(0.0, 1.0),
+        )?;
+        if !(1..=MAX_PLIES as u32).contains(&p.resign_consecutive) {
+            return Err(bad(
+                "selfplay.resign_consecutive",
+                p.resign_consecutive,
+                format!(
+                    "must be an integer in [1, {MAX_PLIES}] (resign_threshold = 0 disables resigning)"
+                ),
+            ));
+        }
+        real(
+            "selfplay.resign_playout_fraction",
+            p.resign_playout_fraction,
+            closed(0.0, 1.0),
+        )?;
+        count(
+            "selfplay.samples_per_shard",
+            p.samples_per_shard,
+            1..=MAX_SAMPLES_PER_SHARD,
+        )?;
+        real(
+            "selfplay.result_half_life",
+            p.result_half_life,
+            closed(0.0, MAX_PLIES as f64),
+        )?;
+        real(
+            "selfplay.start_position_fraction",
+            p.start_position_fraction,
+            closed(0.0, 1.0),
+        )?;
+        real(
+            "selfplay.opponent_fraction",
+            p.opponent_fraction,
+            closed(0.0, 1.0),
+        )?;
+        p.opponent_side()?;
+        if p.has_opponent() {
+            non_network_agent(
+                "selfplay.opponent",
+                &p.opponent,
+                "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
+            )?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReplaySection {
@@ -338,6 +536,24 @@ impl Default for ReplaySection {
             mirror: true,
             search_value_mix: 0.0,
         }
+    }
+}
+
+impl ReplaySection {
+    /// Checks this section's keys.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let w = self;
+        count(
+            "replay.window_generations",
+            w.window_generations,
+            1..=MAX_GENERATIONS,
+        )?;
+        real(
+            "replay.search_value_mix",
+            w.search_value_mix,
+            closed(0.0, 1.0),
+        )?;
+        Ok(())
     }
 }
 
@@ -389,6 +605,56 @@ impl Default for TrainSection {
     }
 }
 
+impl TrainSection {
+    /// Checks the keys read before the schedule and optimizer are parsed.
+    pub fn check_before_schedule(&self) -> Result<(), ConfigError> {
+        let t = self;
+        count("train.batch_size", t.batch_size, 1..=MAX_BATCH)?;
+        count(
+            "train.steps_per_generation",
+            t.steps_per_generation,
+            1..=MAX_STEPS,
+        )?;
+        count("train.log_every", t.log_every, 1..=MAX_STEPS)?;
+        real("train.lr", t.lr, above(0.0, 10.0))?;
+        // SGD momentum or Adam's beta1: 1 would divide by zero in Adam's bias correction.
+        real(
+            "train.momentum",
+            t.momentum,
+            (Bound::Included(0.0), Bound::Excluded(1.0)),
+        )?;
+        real("train.l2", t.l2, closed(0.0, 1.0))?;
+        real("train.grad_clip", t.grad_clip, closed(0.0, 1e6))?;
+        count("train.warmup_steps", t.warmup_steps, 0..=MAX_STEPS)?;
+        Ok(())
+    }
+
+    /// Checks this section's keys; `moves_left_head` is `network.moves_left_head`.
+    pub fn check(&self, moves_left_head: bool) -> Result<(), ConfigError> {
+        let t = self;
+        // The cosine schedule decays from lr to min_lr; other schedules ignore it.
+        let min_lr_high = if t.schedule == "cosine" && t.lr.is_finite() {
+            t.lr
+        } else {
+            10.0
+        };
+        real("train.min_lr", t.min_lr, closed(0.0, min_lr_high))?;
+        real(
+            "train.moves_left_weight",
+            t.moves_left_weight,
+            closed(0.0, 100.0),
+        )?;
+        if t.moves_left_weight > 0.0 && !moves_left_head {
+            return Err(bad(
+                "train.moves_left_weight",
+                t.moves_left_weight,
+                "must be 0 without a moves-left head: set network.moves_left_head = true",
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalSection {
@@ -425,6 +691,26 @@ impl Default for EvalSection {
     }
 }
 
+impl EvalSection {
+    /// Checks this section's keys; `variant` is the run's, when it parses.
+    pub fn check(&self, variant: Option<Variant>) -> Result<(), ConfigError> {
+        let e = self;
+        count("eval.every", e.every, 1..=MAX_GENERATIONS)?;
+        count("eval.games", e.games, 1..=MAX_GAMES)?;
+        for spec in &e.opponents {
+            check_opponent(spec, variant)?;
+        }
+        count("eval.simulations", e.simulations, 1..=MAX_SIMULATIONS)?;
+        count("eval.opening_plies", e.opening_plies, 0..=MAX_OPENING_PLIES)?;
+        count(
+            "eval.leaves_per_tree",
+            e.leaves_per_tree,
+            1..=MAX_LEAVES_PER_TREE,
+        )?;
+        Ok(())
+    }
+}
+
 /// The asynchronous mode: `halatafl stage selfplay`, `learn` and `evaluate` as
 /// separate processes on one run directory (see [`crate::learn_stage`]).
 /// `halatafl train` ignores this section.
@@ -458,6 +744,35 @@ impl Default for AsyncSection {
             poll_seconds: 2.0,
             max_ahead_generations: 2,
         }
+    }
+}
+
+impl AsyncSection {
+    /// Checks this section's keys; `max_plies` is `selfplay.max_plies`.
+    pub fn check(&self, max_plies: usize) -> Result<(), ConfigError> {
+        let a = self;
+        real("async.train_ratio", a.train_ratio, above(0.0, 1e6))?;
+        // A shard holds one batch of games, so the batch's longest possible
+        // games must fit the shard bound.
+        let most_games = MAX_SAMPLES_PER_SHARD / max_plies.max(1);
+        if !(1..=most_games).contains(&a.shard_games) {
+            return Err(bad(
+                "async.shard_games",
+                a.shard_games,
+                format!(
+                    "must be an integer in [1, {most_games}] (a shard of games of up to \
+                     selfplay.max_plies = {} plies holds at most {MAX_SAMPLES_PER_SHARD} samples)",
+                    max_plies
+                ),
+            ));
+        }
+        real("async.poll_seconds", a.poll_seconds, above(0.0, 3600.0))?;
+        count(
+            "async.max_ahead_generations",
+            a.max_ahead_generations,
+            0..=MAX_GENERATIONS,
+        )?;
+        Ok(())
     }
 }
 
@@ -608,11 +923,9 @@ impl RunConfig {
             .map_err(|e| bad("game.variant", quoted(text), e.to_string()))
     }
 
+    /// The network's shape, from `[network]`.
     pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
-        let text = &self.network.preset;
-        NetConfig::parse_preset(text)
-            .map(|c| c.with_moves_left_head(self.network.moves_left_head))
-            .map_err(|e| bad("network.preset", quoted(text), e))
+        self.network.net_config()
     }
 
     pub fn train_config(&self) -> Result<TrainConfig, ConfigError> {
@@ -671,257 +984,19 @@ impl RunConfig {
     /// and `train.optimizer` (its type admits only `sgd` and `adam`).
     /// Runs before a run directory is made, and again when a run is resumed.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let r = &self.run;
-        count("run.generations", r.generations, 1..=MAX_GENERATIONS)?;
-        count("run.threads", r.threads, 1..=MAX_THREADS)?;
-        count("run.torch_threads", r.torch_threads, 1..=MAX_THREADS)?;
-        halatafl_nn::parse_device(&r.device)
-            .map_err(|e| bad("run.device", quoted(&r.device), e.to_string()))?;
-
+        self.run.check()?;
         self.variant()?;
-
-        let n = &self.network;
-        self.net_config()?;
-        n.precision
-            .parse::<halatafl_nn::Precision>()
-            .map_err(|e| bad("network.precision", quoted(&n.precision), e))?;
-        count("network.max_batch", n.max_batch, 1..=MAX_BATCH)?;
-        count(
-            "network.cache_entries",
-            n.cache_entries,
-            0..=MAX_CACHE_ENTRIES,
-        )?;
-        // A head that is never trained would steer the search with noise.
-        if n.moves_left_head && !(self.train.moves_left_weight > 0.0) {
-            return Err(bad(
-                "network.moves_left_head",
-                n.moves_left_head,
-                "needs train.moves_left_weight > 0 (an untrained head predicts nothing)",
-            ));
-        }
-
-        let b = &self.bootstrap;
-        count("bootstrap.games", b.games, 0..=MAX_GAMES)?;
-        if !n.init.is_empty() && b.enabled() {
-            return Err(bad(
-                "network.init",
-                quoted(&n.init),
-                "generation 0 is either this checkpoint or the expert's network: set bootstrap.games = 0",
-            ));
-        }
-        if b.enabled() {
-            non_network_agent(
-                "bootstrap.agent",
-                &b.agent,
-                "the expert must be a non-network agent, e.g. alphabeta:depth=4",
-            )?;
-        }
-        count(
-            "bootstrap.opening_plies",
-            b.opening_plies,
-            0..=MAX_OPENING_PLIES,
-        )?;
-        let least_steps = if b.enabled() { 1 } else { 0 };
-        count("bootstrap.steps", b.steps, least_steps..=MAX_STEPS)?;
-        real(
-            "bootstrap.replay_fraction",
-            b.replay_fraction,
-            closed(0.0, 1.0),
-        )?;
-
-        let s = &self.search;
-        if !matches!(s.algorithm.as_str(), "puct" | "gumbel") {
-            return Err(bad(
-                "search.algorithm",
-                quoted(&s.algorithm),
-                "expected puct or gumbel",
-            ));
-        }
-        count("search.simulations", s.simulations, 1..=MAX_SIMULATIONS)?;
-        real(
-            "search.full_search_probability",
-            s.full_search_probability,
-            above(0.0, 1.0),
-        )?;
-        count(
-            "search.fast_simulations",
-            s.fast_simulations,
-            1..=MAX_SIMULATIONS,
-        )?;
-        real("search.c_puct", s.c_puct, above(0.0, 100.0))?;
-        // Values lie in [-1, 1], so a reduction beyond 2 changes nothing.
-        real("search.fpu_reduction", s.fpu_reduction, closed(0.0, 2.0))?;
-        real(
-            "search.dirichlet_alpha_scale",
-            s.dirichlet_alpha_scale,
-            above(0.0, 1000.0),
-        )?;
-        real(
-            "search.dirichlet_epsilon",
-            s.dirichlet_epsilon,
-            closed(0.0, 1.0),
-        )?;
-        count("search.gumbel_m", s.gumbel_m, 1..=1024)?;
-        real("search.temperature", s.temperature, closed(0.0, 100.0))?;
-        count(
-            "search.leaves_per_tree",
-            s.leaves_per_tree,
-            1..=MAX_LEAVES_PER_TREE,
-        )?;
-        real(
-            "search.moves_left_utility",
-            s.moves_left_utility,
-            closed(0.0, halatafl_nn::agent::MAX_MOVES_LEFT_UTILITY as f64),
-        )?;
-        if s.moves_left_utility > 0.0 && !n.moves_left_head {
-            return Err(bad(
-                "search.moves_left_utility",
-                s.moves_left_utility,
-                "needs a network with a moves-left head: set network.moves_left_head = true",
-            ));
-        }
-
-        let p = &self.selfplay;
-        count("selfplay.games", p.games, 1..=MAX_GAMES)?;
-        count("selfplay.concurrent_games", p.concurrent_games, 1..=4096)?;
-        count("selfplay.max_plies", p.max_plies, 1..=MAX_PLIES)?;
-        real(
-            "selfplay.resign_threshold",
-            p.resign_threshold,
-            closed(0.0, 1.0),
-        )?;
-        if !(1..=MAX_PLIES as u32).contains(&p.resign_consecutive) {
-            return Err(bad(
-                "selfplay.resign_consecutive",
-                p.resign_consecutive,
-                format!(
-                    "must be an integer in [1, {MAX_PLIES}] (resign_threshold = 0 disables resigning)"
-                ),
-            ));
-        }
-        real(
-            "selfplay.resign_playout_fraction",
-            p.resign_playout_fraction,
-            closed(0.0, 1.0),
-        )?;
-        count(
-            "selfplay.samples_per_shard",
-            p.samples_per_shard,
-            1..=MAX_SAMPLES_PER_SHARD,
-        )?;
-        real(
-            "selfplay.result_half_life",
-            p.result_half_life,
-            closed(0.0, MAX_PLIES as f64),
-        )?;
-        real(
-            "selfplay.start_position_fraction",
-            p.start_position_fraction,
-            closed(0.0, 1.0),
-        )?;
-        real(
-            "selfplay.opponent_fraction",
-            p.opponent_fraction,
-            closed(0.0, 1.0),
-        )?;
-        p.opponent_side()?;
-        if p.has_opponent() {
-            non_network_agent(
-                "selfplay.opponent",
-                &p.opponent,
-                "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
-            )?;
-        }
-
-        let w = &self.replay;
-        count(
-            "replay.window_generations",
-            w.window_generations,
-            1..=MAX_GENERATIONS,
-        )?;
-        real(
-            "replay.search_value_mix",
-            w.search_value_mix,
-            closed(0.0, 1.0),
-        )?;
-
-        let t = &self.train;
-        count("train.batch_size", t.batch_size, 1..=MAX_BATCH)?;
-        count(
-            "train.steps_per_generation",
-            t.steps_per_generation,
-            1..=MAX_STEPS,
-        )?;
-        count("train.log_every", t.log_every, 1..=MAX_STEPS)?;
-        real("train.lr", t.lr, above(0.0, 10.0))?;
-        // SGD momentum or Adam's beta1: 1 would divide by zero in Adam's bias correction.
-        real(
-            "train.momentum",
-            t.momentum,
-            (Bound::Included(0.0), Bound::Excluded(1.0)),
-        )?;
-        real("train.l2", t.l2, closed(0.0, 1.0))?;
-        real("train.grad_clip", t.grad_clip, closed(0.0, 1e6))?;
-        count("train.warmup_steps", t.warmup_steps, 0..=MAX_STEPS)?;
+        self.network.check(self.train.moves_left_weight)?;
+        self.bootstrap.check(&self.network.init)?;
+        self.search.check(self.network.moves_left_head)?;
+        self.selfplay.check()?;
+        self.replay.check()?;
+        // train.min_lr is checked against train.lr after the schedule parses.
+        self.train.check_before_schedule()?;
         self.train_config()?;
-        // The cosine schedule decays from lr to min_lr; other schedules ignore it.
-        let min_lr_high = if t.schedule == "cosine" && t.lr.is_finite() {
-            t.lr
-        } else {
-            10.0
-        };
-        real("train.min_lr", t.min_lr, closed(0.0, min_lr_high))?;
-        real(
-            "train.moves_left_weight",
-            t.moves_left_weight,
-            closed(0.0, 100.0),
-        )?;
-        if t.moves_left_weight > 0.0 && !n.moves_left_head {
-            return Err(bad(
-                "train.moves_left_weight",
-                t.moves_left_weight,
-                "must be 0 without a moves-left head: set network.moves_left_head = true",
-            ));
-        }
-
-        let e = &self.eval;
-        count("eval.every", e.every, 1..=MAX_GENERATIONS)?;
-        count("eval.games", e.games, 1..=MAX_GAMES)?;
-        let variant = self.variant().ok();
-        for spec in &e.opponents {
-            check_opponent(spec, variant)?;
-        }
-        count("eval.simulations", e.simulations, 1..=MAX_SIMULATIONS)?;
-        count("eval.opening_plies", e.opening_plies, 0..=MAX_OPENING_PLIES)?;
-        count(
-            "eval.leaves_per_tree",
-            e.leaves_per_tree,
-            1..=MAX_LEAVES_PER_TREE,
-        )?;
-
-        let a = &self.asynchronous;
-        real("async.train_ratio", a.train_ratio, above(0.0, 1e6))?;
-        // A shard holds one batch of games, so the batch's longest possible
-        // games must fit the shard bound.
-        let most_games = MAX_SAMPLES_PER_SHARD / p.max_plies.max(1);
-        if !(1..=most_games).contains(&a.shard_games) {
-            return Err(bad(
-                "async.shard_games",
-                a.shard_games,
-                format!(
-                    "must be an integer in [1, {most_games}] (a shard of games of up to \
-                     selfplay.max_plies = {} plies holds at most {MAX_SAMPLES_PER_SHARD} samples)",
-                    p.max_plies
-                ),
-            ));
-        }
-        real("async.poll_seconds", a.poll_seconds, above(0.0, 3600.0))?;
-        count(
-            "async.max_ahead_generations",
-            a.max_ahead_generations,
-            0..=MAX_GENERATIONS,
-        )?;
-        Ok(())
+        self.train.check(self.network.moves_left_head)?;
+        self.eval.check(self.variant().ok())?;
+        self.asynchronous.check(self.selfplay.max_plies)
     }
 }
 
