@@ -41,40 +41,49 @@ const REVERSE7: [u8; 128] = {
 };
 
 impl Bitboard {
+    /// No point.
     pub const EMPTY: Bitboard = Bitboard(0);
     /// The 33 points of the cross.
     pub const BOARD: Bitboard = Bitboard(board_mask());
 
+    /// The set of one point.
     #[inline]
     pub const fn from_point(p: Point) -> Bitboard {
         Bitboard(1 << p.index())
     }
 
+    /// Whether `p` is in the set.
     #[inline]
     pub const fn contains(self, p: Point) -> bool {
         self.0 & (1 << p.index()) != 0
     }
 
+    /// Whether the set has no point.
     #[inline]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// Whether the set has a point: `!is_empty()`, which reads better in
+    /// the move generator's conditions.
     #[inline]
     pub const fn any(self) -> bool {
         self.0 != 0
     }
 
+    /// Number of points (a population count).
     #[inline]
     pub const fn count(self) -> u32 {
         self.0.count_ones()
     }
 
+    /// The set with `p` added.
     #[inline]
     pub const fn with(self, p: Point) -> Bitboard {
         Bitboard(self.0 | (1 << p.index()))
     }
 
+    /// The set with `p` removed.
     #[inline]
     pub const fn without(self, p: Point) -> Bitboard {
         Bitboard(self.0 & !(1 << p.index()))

@@ -19,6 +19,8 @@ pub struct Game {
 pub const FIFTY_MOVE_PLIES: u16 = 100;
 
 impl Game {
+    /// A game from `start` with no moves played; `start` may be any
+    /// position, and repetitions count only from there.
     pub fn new(start: Position) -> Game {
         // Most games end within a few hundred plies: one allocation each.
         let mut positions = Vec::with_capacity(256);
@@ -29,6 +31,7 @@ impl Game {
         }
     }
 
+    /// A game from the start position of `variant`.
     pub fn start_of(variant: Variant) -> Game {
         Game::new(Position::start(variant))
     }
@@ -41,10 +44,13 @@ impl Game {
             .expect("a game always has its start position")
     }
 
+    /// The position the game began at (not necessarily the variant's
+    /// start).
     pub fn start_position(&self) -> &Position {
         &self.positions[0]
     }
 
+    /// The moves played, first first.
     pub fn moves(&self) -> &[Move] {
         &self.moves
     }

@@ -14,17 +14,27 @@ use crate::point::{on_cross, Point};
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 #[repr(u8)]
 pub enum Direction {
+    /// Up a file, towards row 7 (and the pen): a goose's forward step.
     North = 0,
+    /// Up and towards file g.
     NorthEast = 1,
+    /// Along the row towards file g.
     East = 2,
+    /// Down and towards file g.
     SouthEast = 3,
+    /// Down a file, towards row 1.
     South = 4,
+    /// Down and towards file a.
     SouthWest = 5,
+    /// Along the row towards file a.
     West = 6,
+    /// Up and towards file a.
     NorthWest = 7,
 }
 
 impl Direction {
+    /// The eight directions clockwise from north, in the order of their
+    /// discriminants, so `ALL[d as usize] == d`.
     pub const ALL: [Direction; 8] = [
         Direction::North,
         Direction::NorthEast,
@@ -36,6 +46,8 @@ impl Direction {
         Direction::NorthWest,
     ];
 
+    /// The direction of index `i` (its discriminant), modulo 8: a move
+    /// stores directions in 3 bits.
     #[inline]
     pub const fn from_index(i: u8) -> Direction {
         Direction::ALL[(i & 7) as usize]
@@ -100,6 +112,7 @@ pub struct Geometry {
     /// Point jumped over and landing point of a jump, or [`NO_POINT`] when the
     /// line does not continue for two steps.
     pub jump_over: [[u8; 49]; 8],
+    /// The landing point of the same jump, or [`NO_POINT`].
     pub jump_land: [[u8; 49]; 8],
     /// Points that have a line leaving in each direction.
     pub has_line: [Bitboard; 8],
@@ -160,6 +173,8 @@ pub static PLAIN: Geometry = build(false);
 pub static CORNER_LINKS: Geometry = build(true);
 
 impl Geometry {
+    /// The board of a variant: [`CORNER_LINKS`] or [`PLAIN`]. Both are
+    /// statics, so asking costs nothing.
     #[inline]
     pub fn get(corner_links: bool) -> &'static Geometry {
         if corner_links {

@@ -16,6 +16,8 @@
 //! assert_eq!(game.position().fen(), "..F/F../......./GGGGGGG/GGGGGGG/GGG/GGG g 1");
 //! ```
 
+#![warn(missing_docs)]
+
 mod bitboard;
 mod error;
 mod game;

@@ -9,11 +9,14 @@ use std::fmt;
 /// The side to move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]
 pub enum Side {
+    /// The foxes, who move first.
     Foxes,
+    /// The geese.
     Geese,
 }
 
 impl Side {
+    /// The opponent.
     #[inline]
     pub const fn other(self) -> Side {
         match self {
@@ -22,6 +25,7 @@ impl Side {
         }
     }
 
+    /// `foxes` or `geese`: the word of CSV files and `result:` lines.
     pub const fn name(self) -> &'static str {
         match self {
             Side::Foxes => "foxes",
@@ -99,6 +103,7 @@ impl Move {
         }
     }
 
+    /// Where the moving piece starts.
     #[inline]
     pub fn from(self) -> Point {
         self.from
@@ -116,6 +121,7 @@ impl Move {
         self.jumps as usize
     }
 
+    /// Whether the move is a jump chain (`jumps() > 0`).
     #[inline]
     pub fn is_capture(self) -> bool {
         self.jumps > 0
@@ -185,9 +191,11 @@ pub type MoveList = SmallVec<[Move; 64]>;
 /// A move string split into points, before it is checked against a position.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct MoveText {
+    /// The point the move starts from.
     pub from: Point,
     /// The destination of a step, or every landing point of a chain.
     pub path: Vec<Point>,
+    /// Written with `x` (a jump chain) rather than `-` (a step).
     pub is_jump: bool,
 }
 

@@ -40,6 +40,8 @@ impl EndReason {
         }
     }
 
+    /// The reason's name in docs/rules.md, CSV files and `result:` lines
+    /// (`fewer-than-nine`, `pen-filled`, ...); [`str::parse`] reads it back.
     pub fn name(self) -> &'static str {
         match self {
             EndReason::FewerThanNine => "fewer-than-nine",
@@ -80,11 +82,14 @@ impl fmt::Display for EndReason {
 /// The result of a finished game: the winner (`None` for a draw) and why.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct Outcome {
+    /// The side that won, or `None` for a draw.
     pub winner: Option<Side>,
+    /// The end rule that decided it.
     pub reason: EndReason,
 }
 
 impl Outcome {
+    /// `side` won by `reason`.
     pub fn win(side: Side, reason: EndReason) -> Outcome {
         Outcome {
             winner: Some(side),
@@ -92,6 +97,7 @@ impl Outcome {
         }
     }
 
+    /// A draw by `reason` (repetition or the fifty-move rule).
     pub fn draw(reason: EndReason) -> Outcome {
         Outcome {
             winner: None,

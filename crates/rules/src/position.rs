@@ -15,6 +15,10 @@ use crate::variant::{Variant, PEN};
 use crate::zobrist;
 use std::fmt;
 
+/// A legal position of a variant: both bitboards, the side to move, the
+/// quiet-ply counter and the Zobrist hash kept up to date by every move.
+/// Its history is not part of it (see [`crate::Game`]), so repetitions are
+/// not its business.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Position {
     foxes: Bitboard,
@@ -96,14 +100,17 @@ impl Position {
         self.to_string()
     }
 
+    /// Where the foxes stand.
     #[inline]
     pub fn foxes(&self) -> Bitboard {
         self.foxes
     }
+    /// Where the geese stand.
     #[inline]
     pub fn geese(&self) -> Bitboard {
         self.geese
     }
+    /// The side to move.
     #[inline]
     pub fn side(&self) -> Side {
         self.side
@@ -113,18 +120,23 @@ impl Position {
     pub fn quiet(&self) -> u16 {
         self.quiet
     }
+    /// The game this is a position of, which decides its rules.
     #[inline]
     pub fn variant(&self) -> Variant {
         self.variant
     }
+    /// The Zobrist hash of the pieces and the side to move (not the quiet
+    /// counter, so positions the repetition rule compares hash alike).
     #[inline]
     pub fn hash(&self) -> u64 {
         self.hash
     }
+    /// Points holding a piece.
     #[inline]
     pub fn occupied(&self) -> Bitboard {
         self.foxes | self.geese
     }
+    /// Points of the board holding no piece.
     #[inline]
     pub fn empty(&self) -> Bitboard {
         !(self.foxes | self.geese)

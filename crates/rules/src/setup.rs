@@ -21,9 +21,13 @@ const ROWS: [(i32, i32, usize); 7] = [
 /// What a position string says, before any rule of a variant is checked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Setup {
+    /// Points marked `F`.
     pub foxes: Bitboard,
+    /// Points marked `G`.
     pub geese: Bitboard,
+    /// The side to move (`f` or `g`).
     pub side: Side,
+    /// The quiet-ply counter of the fifty-move rule (0 when left out).
     pub quiet: u16,
 }
 

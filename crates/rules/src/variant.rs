@@ -5,6 +5,7 @@ use crate::bitboard::Bitboard;
 use crate::point::Point;
 use std::fmt;
 
+/// The two games; the other table options are fields of [`Variant`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum VariantKind {
     /// Halatafl: two foxes, twenty geese, compulsory maximal capture chains, pen rule.
@@ -17,6 +18,7 @@ pub enum VariantKind {
 /// [`crate::Position`] carries its variant.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct Variant {
+    /// Two Foxes or the classic game: the pieces and the end rules.
     pub kind: VariantKind,
     /// Join the four inner-corner pairs (`c6-b5`, `e6-f5`, `b3-c2`, `f3-e2`).
     pub corner_links: bool,
@@ -54,6 +56,8 @@ impl Default for Variant {
 }
 
 impl Variant {
+    /// Two Foxes as docs/rules.md plays it by default: twenty geese that may
+    /// step sideways, no corner links.
     pub const fn two_foxes() -> Variant {
         Variant {
             kind: VariantKind::TwoFoxes,
@@ -78,11 +82,13 @@ impl Variant {
         })
     }
 
+    /// The same game on the board with (`true`) or without the corner links.
     pub const fn with_corner_links(mut self, on: bool) -> Variant {
         self.corner_links = on;
         self
     }
 
+    /// Whether this is classic Fox and Geese.
     #[inline]
     pub const fn is_classic(self) -> bool {
         matches!(self.kind, VariantKind::Classic)
