@@ -6,6 +6,8 @@
 //! knows every kind of agent (the `halatafl` binary), so this crate stays small
 //! and every agent crate depends on it, never the other way.
 
+#![warn(missing_docs)]
+
 mod random;
 mod spec;
 
@@ -62,6 +64,8 @@ impl StopSignal {
         self.0.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`StopSignal::stop`] has been called on this signal or a
+    /// clone. Relaxed: a search may see it one check late, never not at all.
     pub fn is_stopped(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -90,6 +94,7 @@ pub struct GameOver {
 /// An agent's answer: the move and what it thinks of the position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
+    /// The move to play: legal in the position the agent was given.
     pub mv: Move,
     /// Expected result for the side to move, in [-1, 1], when the agent has one.
     pub value: Option<f32>,
@@ -97,6 +102,8 @@ pub struct Decision {
     pub info: SearchInfo,
 }
 
+/// What a search reports about its work on one move, shown in the engine's
+/// `info` lines and in logs; agents without a search leave it empty.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchInfo {
     /// Completed depth (alpha-beta) or 0.
@@ -110,6 +117,8 @@ pub struct SearchInfo {
 }
 
 impl Decision {
+    /// A bare move with no value and empty search statistics, for agents
+    /// that do not search (random) or fall back to a fixed move.
     pub fn just(mv: Move) -> Decision {
         Decision {
             mv,

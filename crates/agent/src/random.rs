@@ -9,6 +9,8 @@ pub struct RandomAgent {
 }
 
 impl RandomAgent {
+    /// An agent whose first game is seeded with `seed`; [`Agent::new_game`]
+    /// reseeds it.
     pub fn new(seed: u64) -> RandomAgent {
         RandomAgent {
             rng: ChaCha8Rng::seed_from_u64(seed),

@@ -8,40 +8,73 @@ use thiserror::Error;
 /// spellings of the same agent print the same way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentSpec {
+    /// The part before `:` (`alphabeta`, `mcts`, `net`): which agent to build.
     pub kind: String,
+    /// The `key=value` options, unparsed: only the agent's builder knows
+    /// their types, and reads them with [`AgentSpec::get`].
     pub params: BTreeMap<String, String>,
 }
 
+/// Why a spec string gives no agent. Every variant carries the spec as the
+/// user wrote it (or as it prints), so the message stands on its own in a
+/// log; the syntax and kind errors also carry the list of valid forms,
+/// since the user evidently does not know them.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum SpecError {
+    /// The text is not `kind[:key=value,...]`.
     #[error("bad agent spec `{spec}`: {why}\n{forms}")]
     Syntax {
+        /// The spec as given.
         spec: String,
+        /// What is wrong with it, naming the option by number.
         why: String,
+        /// The valid forms (the caller's help text).
         forms: String,
     },
+    /// Well formed, but no agent of that kind exists.
     #[error("bad agent spec `{spec}`: unknown agent kind `{kind}`\n{forms}")]
     UnknownKind {
+        /// The spec, printed in its sorted form.
         spec: String,
+        /// The kind that is not known.
         kind: String,
+        /// The valid forms (the caller's help text).
         forms: String,
     },
+    /// An option the agent kind does not take: refused, not ignored, so a
+    /// misspelt key does not silently leave a default in force.
     #[error("bad agent spec `{spec}`: `{key}` is not an option of `{kind}` (options: {known})")]
     UnknownKey {
+        /// The spec, printed in its sorted form.
         spec: String,
+        /// The agent kind.
         kind: String,
+        /// The key it does not take.
         key: String,
+        /// The keys it takes, comma-separated.
         known: String,
     },
+    /// A known option whose value does not parse or is out of range.
     #[error("bad agent spec `{spec}`: `{key}={value}`: {why}")]
     BadValue {
+        /// The spec, printed in its sorted form.
         spec: String,
+        /// The option.
         key: String,
+        /// Its value as given.
         value: String,
+        /// The parse error or the range it must lie in.
         why: String,
     },
+    /// The spec is valid but building the agent failed (a checkpoint that
+    /// does not load, a device that is not there).
     #[error("agent `{spec}` could not be built: {why}")]
-    Build { spec: String, why: String },
+    Build {
+        /// The spec, printed in its sorted form.
+        spec: String,
+        /// What failed.
+        why: String,
+    },
 }
 
 impl AgentSpec {
@@ -133,6 +166,8 @@ impl AgentSpec {
         }
     }
 
+    /// The value of `key` parsed as `T`, or `default` when the spec leaves
+    /// it out; a value that is given but does not parse is still an error.
     pub fn get_or<T: std::str::FromStr>(&self, key: &str, default: T) -> Result<T, SpecError>
     where
         T::Err: fmt::Display,
@@ -140,6 +175,8 @@ impl AgentSpec {
         Ok(self.get(key)?.unwrap_or(default))
     }
 
+    /// The error for a builder that does not know this spec's kind, listing
+    /// the valid `forms`.
     pub fn unknown_kind(&self, forms: &str) -> SpecError {
         SpecError::UnknownKind {
             spec: self.to_string(),

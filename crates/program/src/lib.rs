@@ -8,6 +8,8 @@
 //!   reader and writer;
 //! - [`board_text`]: the board drawn as text (a cross with coordinates).
 
+#![warn(missing_docs)]
+
 pub mod agents;
 pub mod board_text;
 pub mod protocol;

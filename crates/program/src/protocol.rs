@@ -98,6 +98,7 @@ pub struct InputLines<R> {
 }
 
 impl<R: BufRead> InputLines<R> {
+    /// Reads lines from `input`, numbering them from 1.
     pub fn new(input: R) -> InputLines<R> {
         InputLines {
             input,

@@ -9,6 +9,8 @@
 //! `.libtorch` link, which binaries should not depend on. It also keeps
 //! `libtorch_cuda` linked where libtorch has it, so CUDA works when present.
 
+#![warn(missing_docs)]
+
 /// Call from `build.rs`.
 pub fn emit() {
     println!("cargo:rerun-if-env-changed=DEP_TCH_LIBTORCH_LIB");
