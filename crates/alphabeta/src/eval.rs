@@ -36,16 +36,33 @@ use halatafl_rules::{Bitboard, Position, Side, PEN};
 /// Weights of the evaluation terms, in centi-geese (a goose is worth 100).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvalWeights {
+    /// Per goose on the board (material); fixes the scale of the others.
     pub goose: i32,
+    /// Per goose on a pen point: the Two Foxes geese win by filling the pen.
     pub pen_point: i32,
+    /// Per row of advance, summed over geese (`R`): a forward step cannot
+    /// be taken back.
     pub advance: i32,
+    /// Penalty per goose a fox could jump after one step (`L`), the cost of
+    /// an open formation.
     pub loose_goose: i32,
+    /// Penalty per goose a fox can jump now (`T`), whoever moves.
     pub threatened_goose: i32,
+    /// Further penalty per jumpable goose when the foxes move: it falls.
     pub threat_on_move: i32,
+    /// Penalty per empty point next to a fox (`M`): room to move.
     pub fox_mobility: i32,
+    /// Bonus per fox with no step and no jump (`F`): close to shut in.
     pub trapped_fox: i32,
+    /// Penalty per empty point the foxes reach by steps (`A`), which keeps
+    /// the geese advancing as a wall rather than running past the foxes.
     pub fox_territory: i32,
+    /// Penalty per goose above every fox (`B`): it can never come back to
+    /// help trap one. Matters in the classic game, where trapping is the
+    /// geese's only win.
     pub passed_goose: i32,
+    /// Bonus for the side to move, added after the score is turned to the
+    /// mover's point of view.
     pub tempo: i32,
 }
 

@@ -24,6 +24,8 @@
 //! assert_eq!(decision.info.depth, 3);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod eval;
 pub mod search;
 pub mod tt;
@@ -51,6 +53,9 @@ impl AlphaBeta {
     /// Options of the `alphabeta` spec kind.
     pub const OPTIONS: &'static [&'static str] = &["depth", "ms", "tt"];
 
+    /// An agent searching with `config` under `limits`. Its spec string is
+    /// made from the limits (`alphabeta:depth=D,ms=T`), so a CSV row names
+    /// what was searched; the table size is not in it.
     pub fn new(config: SearchConfig, limits: Limits, seed: u64) -> AlphaBeta {
         let mut spec = String::from("alphabeta");
         let mut sep = ':';

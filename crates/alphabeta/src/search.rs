@@ -73,7 +73,10 @@ impl Default for SearchConfig {
 /// [`SearchConfig::default_depth`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Limits {
+    /// Deepest iteration of iterative deepening, in plies.
     pub depth: Option<u32>,
+    /// Time for the move; the iteration running when it is spent is cut
+    /// short (see [`Searcher::search`]).
     pub movetime: Option<Duration>,
     /// Ends the search early, like a deadline reached now.
     pub stop: Option<StopSignal>,
@@ -82,11 +85,14 @@ pub struct Limits {
 /// What a search found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchResult {
+    /// The move to play: of the last completed iteration, or of the
+    /// interrupted one when it already proved a move at least as good.
     pub best: Move,
     /// Centi-geese for the side to move, or a mate-distance score.
     pub score: i32,
     /// Deepest iteration completed.
     pub depth: u32,
+    /// Positions visited, quiescence included, over all iterations.
     pub nodes: u64,
     /// Principal variation, `best` first.
     pub pv: Vec<Move>,
@@ -142,6 +148,9 @@ const KEY_KILLER: [i32; 2] = [1 << 27, (1 << 27) - 1];
 
 /// The search state: tables kept between moves of a game, counters per search.
 pub struct Searcher {
+    /// The settings this searcher was made with (the agent reads
+    /// `value_scale` from them). The table is sized once, in
+    /// [`Searcher::new`]: changing `tt_megabytes` here has no effect.
     pub config: SearchConfig,
     tt: Table,
     killers: Vec<[Option<Move>; 2]>,
@@ -161,6 +170,9 @@ pub struct Searcher {
 }
 
 impl Searcher {
+    /// A searcher with an empty table of `config.tt_megabytes`, allocated
+    /// here once and reused for every move; `seed` breaks ties between
+    /// equal moves.
     pub fn new(config: SearchConfig, seed: u64) -> Searcher {
         let tt = Table::new(config.tt_megabytes);
         Searcher {

@@ -22,12 +22,19 @@ pub enum Bound {
 /// Marks "no move stored".
 pub const NO_MOVE: u8 = u8::MAX;
 
+/// One slot of the table, 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
+    /// The whole Zobrist key, so an index collision is recognised.
     pub key: u64,
+    /// The score; mate scores are stored relative to the entry's own
+    /// position, not the root, so they stay right wherever it is found.
     pub score: i16,
+    /// Remaining depth the score was searched to; -1 marks an empty slot.
     pub depth: i8,
+    /// Whether `score` is exact or a bound.
     pub bound: Bound,
+    /// The best move's index in the position's move list, or [`NO_MOVE`].
     pub move_index: u8,
 }
 
@@ -39,6 +46,7 @@ const EMPTY: Entry = Entry {
     move_index: NO_MOVE,
 };
 
+/// The table itself: a power of two of [`Entry`] slots.
 pub struct Table {
     entries: Vec<Entry>,
     mask: usize,
@@ -58,16 +66,21 @@ impl Table {
         }
     }
 
+    /// Empties every slot (a new game), keeping the allocation.
     pub fn clear(&mut self) {
         self.entries.fill(EMPTY);
     }
 
+    /// The entry stored for `key`, if its slot holds that very key.
     #[inline]
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let e = self.entries[key as usize & self.mask];
         (e.key == key && e.depth >= 0).then_some(e)
     }
 
+    /// Stores a result in `key`'s slot, replacing whatever is there. The
+    /// caller has made mate scores relative to this position; `depth` is
+    /// clamped to 0..=127.
     #[inline]
     pub fn store(&mut self, key: u64, score: i32, depth: i32, bound: Bound, move_index: u8) {
         self.entries[key as usize & self.mask] = Entry {
