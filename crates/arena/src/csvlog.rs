@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 /// read it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ThinkingTime {
+    /// Wall-clock seconds spent in `choose`.
     pub seconds: f64,
+    /// Moves chosen in that time.
     pub moves: usize,
 }
 

@@ -10,7 +10,7 @@
 //! **Time equivalent.** The rung time at which the agent's pair score crosses
 //! 0.5, interpolated linearly in log time between the two rungs around the
 //! crossing. The rung time is the rung's *measured* thinking time per move
-//! ([`ThinkingTime`]), not its `ms=` budget: the question is what time an
+//! ([`crate::ThinkingTime`]), not its `ms=` budget: the question is what time an
 //! alpha-beta search needs to match the agent, and a search overshoots its
 //! budget (a ply in progress is finished) by an amount that grows with the
 //! budget; rungs without a time budget (`alphabeta:depth=4`, `random`) have a
@@ -228,6 +228,7 @@ pub fn fmt_ms(ms: f64) -> String {
 /// The time equivalent and its interval (module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeEquivalent {
+    /// Where the (fitted) pair scores cross 0.5.
     pub estimate: Crossing,
     /// Where the lower bounds of the pair intervals cross 0.5.
     pub low: Crossing,
@@ -329,6 +330,7 @@ pub struct Ladder {
     pub games: usize,
     /// One per rung, in the order given.
     pub rungs: Vec<RungResult>,
+    /// The rung time the agent is worth, with its range.
     pub equivalent: TimeEquivalent,
 }
 

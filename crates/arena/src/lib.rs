@@ -10,6 +10,8 @@
 //! derived seed): a match is reproducible from its seed for depth-limited
 //! agents, whatever the thread count.
 
+#![warn(missing_docs)]
+
 pub mod csvlog;
 pub mod ladder;
 pub mod ratings;
@@ -35,47 +37,90 @@ use thiserror::Error;
 /// Builds an agent from its spec and a seed.
 pub type AgentFactory<'a> = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync + 'a;
 
+/// Why a match, tournament or ladder did not run or its files could not be
+/// read or written.
 #[derive(Debug, Error)]
 pub enum ArenaError {
+    /// An agent could not be built from its spec.
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// An agent broke the [`Agent`] contract. The match stops rather than
+    /// score a game the agent did not really play.
     #[error("game {game}, ply {ply}: agent `{spec}` returned the illegal move {mv} in {position}")]
     IllegalMove {
+        /// The game's number in the match.
         game: usize,
+        /// The ply the move would have been, from 1.
         ply: usize,
+        /// The offending agent.
         spec: String,
+        /// The move it returned.
         mv: String,
+        /// The position it was asked to move in.
         position: String,
     },
+    /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: String,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// An output path names a directory or a special file, which an atomic
+    /// rename would replace.
     #[error("{path} is {what}; give the path of a regular file to write")]
-    NotAFile { path: String, what: String },
+    NotAFile {
+        /// The path as given.
+        path: String,
+        /// What is there instead.
+        what: String,
+    },
+    /// The CSV library failed to read or write a record.
     #[error("CSV: {0}")]
     Csv(#[from] csv::Error),
+    /// A game CSV row that parses but does not describe a possible game
+    /// (unknown result or reason, variant, non-finite times).
     #[error("{path}, line {line}: {why}")]
     BadRow {
+        /// The file (or reader name) the row came from.
         path: String,
+        /// Its line in the file.
         line: u64,
+        /// What is wrong with it.
         why: String,
     },
+    /// Appending to a CSV whose columns are not the rows' own: the file was
+    /// written by something else (or another version) and is left alone.
     #[error("{path}: the existing header `{found}` differs from `{expected}`; not appending")]
     HeaderMismatch {
+        /// The CSV file.
         path: String,
+        /// Its first line.
         found: String,
+        /// The header the rows would have.
         expected: String,
     },
+    /// The worker thread pool could not be made.
     #[error("could not build a pool of {threads} threads: {why}")]
-    Threads { threads: usize, why: String },
+    Threads {
+        /// The threads asked for.
+        threads: usize,
+        /// The thread pool's message.
+        why: String,
+    },
+    /// Settings out of range or inconsistent (games, openings, threads, a
+    /// player or rung listed twice), named with their range.
     #[error("{0}")]
     Config(String),
+    /// Random play ended every drawn opening before it reached its length.
     #[error("no random opening of {plies} plies keeps the {variant} game going in {tries} draws; use fewer opening plies")]
     NoOpening {
+        /// The opening length asked for.
         plies: usize,
+        /// The game.
         variant: Variant,
+        /// Openings drawn ([`OPENING_TRIES`]).
         tries: usize,
     },
 }
@@ -174,11 +219,18 @@ impl Default for MatchConfig {
 /// One game to play.
 #[derive(Clone, Debug)]
 pub struct GameJob {
+    /// The game's number, unique within a run of jobs: its row's key.
     pub game: usize,
+    /// Which opening it starts from; the two games of a pair share it.
     pub opening: usize,
+    /// The position after the random opening (the start when there is none).
     pub start: Game,
+    /// Spec of the agent on the foxes.
     pub foxes: String,
+    /// Spec of the agent on the geese.
     pub geese: String,
+    /// The game's own seed, from which both agents' seeds are derived, so a
+    /// game replays alike whichever thread plays it.
     pub seed: u64,
 }
 

@@ -28,13 +28,20 @@ use serde::Serialize;
 /// One player's row of the rating table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Rating {
+    /// The player's spec.
     pub agent: String,
+    /// Games it played.
     pub games: u64,
+    /// Its points: a win 1, a draw 1/2 (the virtual draws of the prior not
+    /// counted).
     pub points: f64,
+    /// `points / games` (0.5 without games).
     pub score: f64,
     /// Elo, mean 0 over the players.
     pub elo: f64,
+    /// Lower end of the 95% interval of `elo`.
     pub elo_low: f64,
+    /// Upper end of the 95% interval of `elo`.
     pub elo_high: f64,
 }
 

@@ -35,12 +35,16 @@ pub const Z95: f64 = 1.959_963_984_540_054;
 /// Wins, draws and losses of one player (or one player on one side).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
+    /// Games won.
     pub wins: u64,
+    /// Games drawn.
     pub draws: u64,
+    /// Games lost.
     pub losses: u64,
 }
 
 impl Record {
+    /// Games played.
     pub fn games(&self) -> u64 {
         self.wins + self.draws + self.losses
     }
@@ -64,6 +68,8 @@ impl Record {
         score(self.wins, self.draws, self.losses)
     }
 
+    /// The score's 95% Wilson interval (module docs), treating each game as
+    /// independent; for game pairs [`PairRecord::interval`] is narrower.
     pub fn interval(&self) -> (f64, f64) {
         wilson_interval(self.score(), self.games(), Z95)
     }
@@ -74,6 +80,7 @@ impl Record {
 /// draws, 3: a win and a draw, 4: won both).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PairRecord {
+    /// Pairs per pair score, `counts[k]` for `k / 4`.
     pub counts: [u64; 5],
 }
 
@@ -84,6 +91,7 @@ impl PairRecord {
         self.counts[k] += 1;
     }
 
+    /// Pairs counted.
     pub fn pairs(&self) -> u64 {
         self.counts.iter().sum()
     }

@@ -13,9 +13,13 @@ use std::fmt;
 /// One agent's records: over all games, as foxes, as geese.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideRecords {
+    /// The agent's spec.
     pub spec: String,
+    /// Every game of the match.
     pub overall: Record,
+    /// The games it had the foxes.
     pub foxes: Record,
+    /// The games it had the geese.
     pub geese: Record,
     /// The two games of each opening, one with this agent on each side.
     pub pairs: PairRecord,
@@ -26,6 +30,7 @@ pub struct SideRecords {
 /// Agent A's and agent B's records in a match.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MatchSummary {
+    /// Agent A's records first, then agent B's (each from its own side).
     pub agents: [SideRecords; 2],
 }
 
@@ -179,11 +184,6 @@ impl fmt::Display for MatchSummary {
     }
 }
 
-/// One line per opponent, from agent A's side of each summary: games, the
-/// score over game pairs with its 95% interval (over games, Wilson, when no
-/// opening was played both ways), the score as foxes and as geese, and both
-/// agents' thinking time per move. The compact form of several
-/// [`MatchSummary`]s, for the end of a run.
 impl MatchSummary {
     /// Agent A's result in one line, for a console that shows one line per
     /// match while a run goes: its score over game pairs (or games, without
@@ -220,6 +220,11 @@ impl MatchSummary {
     }
 }
 
+/// One line per opponent, from agent A's side of each summary: games, the
+/// score over game pairs with its 95% interval (over games, Wilson, when no
+/// opening was played both ways), the score as foxes and as geese, and both
+/// agents' thinking time per move. The compact form of several
+/// [`MatchSummary`]s, for the end of a run; each entry's name heads its line.
 pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
     let width = entries
         .iter()
