@@ -19,11 +19,21 @@ use thiserror::Error;
 /// A path a file cannot be written to.
 #[derive(Debug, Error)]
 pub enum WriteTargetError {
+    /// Something other than a regular file is there (directly or at the end
+    /// of its links): renaming over it would replace it, so it is refused.
     #[error("{path}: {what}")]
-    NotAFile { path: String, what: String },
+    NotAFile {
+        /// The path as given.
+        path: String,
+        /// What is there instead, and through which link.
+        what: String,
+    },
+    /// The path or one of its links could not be examined.
     #[error("{path}: {source}")]
     Io {
+        /// The path, or the link on the way, that failed.
         path: String,
+        /// The operating system's error.
         source: std::io::Error,
     },
 }

@@ -1,5 +1,5 @@
 //! The per-game CSV row and the evaluation row of runs. The game's columns
-//! are listed once, in [`game_columns!`], which writes both structs, the
+//! are listed once, in `game_columns!`, which writes both structs, the
 //! conversions between them and the column names, so a column added to
 //! games reaches evaluation rows too.
 

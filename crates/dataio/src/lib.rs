@@ -15,6 +15,8 @@
 //! The report (plots and Markdown of a run) needs only this crate and the
 //! arena's statistics, so it builds and runs without libtorch.
 
+#![warn(missing_docs)]
+
 pub mod atomic;
 pub mod game_rows;
 pub mod run_rows;

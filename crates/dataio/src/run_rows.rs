@@ -20,43 +20,90 @@ pub trait GenerationRow: Serialize + DeserializeOwned + Default {
     fn generation(&self) -> u32;
 }
 
+/// A row of `selfplay.csv`: the totals of one generation's self-play games
+/// (generation 0: the expert games of the bootstrap). The end-reason
+/// columns are one per reason, rather than one column holding a map, so the
+/// file reads as a plain table; they add up to `games`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SelfPlayRow {
+    /// The generation whose checkpoint played the games.
     pub generation: u32,
+    /// Games finished.
     pub games: usize,
+    /// Training samples the games gave (written to the generation's shards).
     pub samples: usize,
+    /// Games the foxes won.
     pub foxes_wins: usize,
+    /// Games the geese won.
     pub geese_wins: usize,
+    /// Drawn games.
     pub draws: usize,
+    /// Games ended by the `fewer-than-nine` rule.
     pub fewer_than_nine: usize,
+    /// Games ended by the `pen-filled` rule.
     pub pen_filled: usize,
+    /// Games ended by the `no-moves` rule.
     pub no_moves: usize,
+    /// Games ended by the `threefold` repetition rule.
     pub threefold: usize,
+    /// Games ended by the `fifty-moves` rule.
     pub fifty_moves: usize,
+    /// Games ended by the `fewer-than-four` rule (classic Fox and Geese).
     pub fewer_than_four: usize,
+    /// Games a side resigned (not a rule of the game: self-play's shortcut).
     pub resigned: usize,
+    /// Games cut off at self-play's ply limit.
     pub max_plies: usize,
+    /// Mean game length in plies.
     pub mean_plies: f64,
+    /// Games that would have resigned but were played out to check the
+    /// resign threshold.
     pub resign_checked: usize,
+    /// Of those, the games where resigning would have been wrong (the
+    /// would-be resigner did not lose): the threshold's false positives.
     pub resign_false: usize,
+    /// Games per second. Asynchronous runs sum the workers' seconds, so
+    /// there it is a rate per worker.
     pub games_per_second: f64,
+    /// Plies played per second, measured as `games_per_second` is.
     pub positions_per_second: f64,
+    /// Time spent playing, in seconds (summed over workers when
+    /// asynchronous).
     pub seconds: f64,
+    /// Mean number of positions per network batch (0 for expert games).
     pub net_batch_mean: f64,
+    /// Share of the evaluation cache's lookups that hit (0 for expert
+    /// games).
     pub cache_hit_rate: f64,
 }
 
+/// A row of `train.csv`: the means over the training steps since the
+/// previous row (one row every `train.log_every` steps and at the end of a
+/// stage).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TrainRow {
+    /// The generation being trained (its checkpoint is written at the end).
     pub generation: u32,
+    /// The trainer's step count at this row, counted over the whole run.
     pub step: u64,
+    /// Mean policy loss: cross-entropy against the samples' search policy.
     pub policy_loss: f64,
+    /// Mean value loss: cross-entropy of the win/draw/loss head against
+    /// the samples' value targets.
     pub value_loss: f64,
+    /// Mean L2 penalty on the weights, already times its coefficient.
     pub l2_loss: f64,
+    /// Mean of the loss that was minimised: the weighted sum of the terms,
+    /// the moves-left head's included when the network has one (that term
+    /// has no column of its own, so older runs' files still read).
     pub total_loss: f64,
+    /// Learning rate of the row's last step.
     pub lr: f64,
+    /// Mean gradient norm before clipping.
     pub grad_norm: f64,
+    /// Training samples per second over the row's steps.
     pub samples_per_second: f64,
+    /// Samples in the replay window the batches were drawn from.
     pub window_samples: usize,
 }
 
@@ -64,8 +111,11 @@ pub struct TrainRow {
 #[derive(Clone, Debug, PartialEq, Error)]
 #[error("{path}, line {line}: {why}")]
 pub struct CsvError {
+    /// The CSV file.
     pub path: PathBuf,
+    /// The line, from 1 (the header); 0 when no line is concerned.
     pub line: u64,
+    /// The CSV reader's message, or the columns the header lacks.
     pub why: String,
 }
 
@@ -136,11 +186,15 @@ fn csv_columns<T: Serialize + Default>() -> Vec<String> {
 /// A run CSV that could not be rewritten.
 #[derive(Debug, Error)]
 pub enum RowsError {
+    /// The rows already in the file do not read, or a row does not write.
     #[error(transparent)]
     Csv(#[from] CsvError),
+    /// The atomic write failed.
     #[error("{path}: {source}")]
     Io {
+        /// The CSV file.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
 }
@@ -183,6 +237,8 @@ pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RowsError
     write_atomically(path, &bytes).map_err(io)
 }
 
+/// Adds `new` at the end of the CSV by rewriting it whole, atomically (see
+/// the module doc): a file never holds half a row.
 pub fn append_rows<T: GenerationRow>(path: &Path, new: Vec<T>) -> Result<(), RowsError> {
     let mut rows: Vec<T> = read_csv_rows(path)?;
     rows.extend(new);

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 /// Everything a report shows, read from a run directory.
 #[derive(Clone, Debug, Default)]
 pub struct RunData {
+    /// The run directory, as given.
     pub dir: PathBuf,
     /// `config.toml` as written by the trainer (every default spelled out).
     pub config_text: String,
@@ -21,8 +22,13 @@ pub struct RunData {
     pub config: toml::Table,
     /// `run.json` (git revision, start time, command), when present.
     pub run_info: Option<serde_json::Value>,
+    /// `selfplay.csv`: one row per self-play generation (none before the
+    /// first has finished).
     pub selfplay: Vec<SelfPlayRow>,
+    /// `train.csv`: the losses and learning rate as the trainer logged them.
     pub train: Vec<TrainRow>,
+    /// `eval.csv`: every evaluation game, one row each; scores are counted
+    /// from these ([`eval_scores`]), not read from a summary.
     pub eval: Vec<EvalRow>,
 }
 
@@ -90,12 +96,16 @@ pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
 /// Which games of the trained network a score counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Perspective {
+    /// Every game, whichever side the network had.
     Overall,
+    /// The games where the network had the foxes.
     AsFoxes,
+    /// The games where the network had the geese.
     AsGeese,
 }
 
 impl Perspective {
+    /// Every perspective, in the order tables and plots show them.
     pub const ALL: [Perspective; 3] = [
         Perspective::Overall,
         Perspective::AsFoxes,
@@ -116,17 +126,24 @@ impl fmt::Display for Perspective {
 /// The trained network's score against one opponent in one generation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScorePoint {
+    /// The network's generation (the `gen_NNNN` checkpoint).
     pub generation: u32,
+    /// The opponent as `eval.csv` names it (`previous`, an agent spec).
     pub opponent: String,
+    /// Which of the network's games are counted.
     pub perspective: Perspective,
+    /// Wins, draws and losses of the network in those games.
     pub record: Record,
+    /// `(wins + draws / 2) / games`, from the network's side.
     pub score: f64,
-    /// 95% Wilson interval of the score.
+    /// Lower end of the score's 95% Wilson interval.
     pub low: f64,
+    /// Upper end of the score's 95% Wilson interval.
     pub high: f64,
     /// Mean thinking time per own move in these games, in milliseconds, of
     /// the trained network and of its opponent ("equal time" reads these).
     pub ms_per_move: f64,
+    /// The same for the opponent, in the same games.
     pub opponent_ms_per_move: f64,
 }
 

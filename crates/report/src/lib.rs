@@ -2,8 +2,9 @@
 //! (PNG and SVG) and a Markdown summary into `<run>/report/`, with no Python.
 //!
 //! The run directory's CSV files are read with the row structs the trainer
-//! writes them with ([`SelfPlayRow`], [`TrainRow`], [`EvalRow`] from
-//! `halatafl-dataio`), so a column the trainer renames breaks this crate's
+//! writes them with ([`SelfPlayRow`](halatafl_dataio::SelfPlayRow),
+//! [`TrainRow`](halatafl_dataio::TrainRow),
+//! [`EvalRow`](halatafl_dataio::EvalRow) from `halatafl-dataio`), so a column the trainer renames breaks this crate's
 //! build rather than its output; and the report needs no libtorch.
 //!
 //! Strength is the trained network's score against each evaluation opponent,
@@ -14,6 +15,8 @@
 //! row's generation; when both or neither spec do (a run directory that was
 //! moved), the arena's numbering decides: the first agent of a match, the
 //! network, has the foxes in odd-numbered games.
+
+#![warn(missing_docs)]
 
 mod data;
 mod markdown;
@@ -26,22 +29,43 @@ pub use plots::{register_font, Figure};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Why no report was written. Each names the file or directory concerned,
+/// since the command's user has to go and look at it.
 #[derive(Debug, Error)]
 pub enum ReportError {
+    /// A file or directory that could not be read, created or written, or
+    /// a `config.toml` or `run.json` that does not parse.
     #[error("{path}: {why}")]
-    Io { path: String, why: String },
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The operating system's or the parser's message.
+        why: String,
+    },
     /// A run CSV that is not what the trainer writes (file, line, why).
     #[error(transparent)]
     Csv(#[from] halatafl_dataio::CsvError),
+    /// The directory has no `config.toml`, so it is not a run (checked first,
+    /// so a mistyped path does not report an empty run).
     #[error("{path} is not a run directory (no config.toml; make one with `halatafl train`)")]
-    NotARun { path: String },
+    NotARun {
+        /// The directory given.
+        path: String,
+    },
+    /// The plotting library failed while drawing a figure.
     #[error("drawing {file}: {why}")]
-    Plot { file: String, why: String },
+    Plot {
+        /// The PNG or SVG file being drawn.
+        file: String,
+        /// The plotting library's message.
+        why: String,
+    },
 }
 
 /// What [`write_report`] wrote.
 #[derive(Clone, Debug)]
 pub struct ReportFiles {
+    /// The folder the report went into.
     pub dir: PathBuf,
     /// Every file written, the Markdown summary last.
     pub files: Vec<PathBuf>,

@@ -40,8 +40,10 @@ pub enum Figure {
 }
 
 impl Figure {
+    /// Every figure, in the order [`crate::write_report`] draws them.
     pub const ALL: [Figure; 3] = [Figure::Strength, Figure::Training, Figure::SelfPlay];
 
+    /// The stem of the figure's `.png` and `.svg` files.
     pub fn name(self) -> &'static str {
         match self {
             Figure::Strength => "strength",
