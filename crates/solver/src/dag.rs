@@ -46,7 +46,7 @@
 //!   between two points no goose can reach, so it is never shut in, while
 //!   the geese, whose every move raises their summed rows, run out of
 //!   moves or of geese. The cones and the fox's neighbours are read off
-//!   the rules engine's own move generation ([`Steps`]), not a second copy
+//!   the rules engine's own move generation (`Steps`), not a second copy
 //!   of the board's lines.
 //!
 //! Nothing else is assumed: terminal positions are judged by the rules
@@ -66,26 +66,51 @@ use thiserror::Error;
 /// What the DAG method cannot do, and bad settings.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum DagError {
+    /// The position's variant is not the one game the method is sound for
+    /// (module docs); holds the variant's name.
     #[error("the DAG and retrograde methods need classic Fox and Geese without sideways steps (where no draw is possible); this is {0}: use the df-pn method")]
     Variant(String),
+    /// The quiet counter is high enough for the fifty-move rule to draw,
+    /// so the value would depend on more than the state.
     #[error("quiet counter {0}: the fifty-move rule can still draw here; the DAG and retrograde methods need at most 98 with the fox to move, 99 with the geese (use the df-pn method)")]
     Quiet(u16),
+    /// A table size outside 1 to 65536 MiB.
     #[error("--tt-mb {0}: the table size must be 1 to 65536 MiB")]
     TableSize(usize),
+    /// A node budget of 0, which could prove nothing.
     #[error("--budget-nodes 0: the node budget must be at least 1")]
     Budget,
+    /// A table larger than the memory available now: refused with a
+    /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]
-    Memory { asked: usize, available: u64 },
+    Memory {
+        /// The size asked for, in MiB.
+        asked: usize,
+        /// What the system reports available, in MiB.
+        available: u64,
+    },
+    /// A replayed line contradicts the solved value: a bug, reported with
+    /// the line that shows it.
     #[error("line {line}, after {moves}: {what}")]
     Replay {
+        /// The line (game) number, from 1.
         line: usize,
+        /// The moves played on it so far.
         moves: String,
+        /// What went wrong there.
         what: String,
     },
+    /// A position on a replayed line was not solved within the node budget
+    /// (line 0: the starting position itself).
     #[error(
         "line {line}, after {moves}: the node budget ran out while choosing the winner's move"
     )]
-    ReplayBudget { line: usize, moves: String },
+    ReplayBudget {
+        /// The line (game) number, from 1; 0 for the starting position.
+        line: usize,
+        /// The moves played on it so far.
+        moves: String,
+    },
 }
 
 /// Settings of a DAG solve. Every default is here.
@@ -115,17 +140,22 @@ pub struct DagSolution {
     pub best: Option<Move>,
     /// Positions expanded (table hits and free-fox leaves not counted).
     pub nodes: u64,
+    /// Wall-clock time of the solve.
     pub elapsed: Duration,
+    /// The table after the solve (it is kept across solves).
     pub table: DagTableStats,
 }
 
 /// Table use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DagTableStats {
+    /// Slots in the table.
     pub capacity: u64,
+    /// Slots holding a solved state.
     pub used: u64,
     /// Entries overwritten by others (a full bucket).
     pub replaced: u64,
+    /// Bytes of the table.
     pub bytes: u64,
 }
 
@@ -364,6 +394,8 @@ impl Steps {
 }
 
 impl DagSolver {
+    /// A solver with an empty table of `config.tt_mib` MiB, checked against
+    /// the memory available before it is allocated.
     pub fn new(config: DagConfig) -> Result<DagSolver, DagError> {
         if !(1..=65536).contains(&config.tt_mib) {
             return Err(DagError::TableSize(config.tt_mib));
@@ -383,6 +415,7 @@ impl DagSolver {
         })
     }
 
+    /// The table's use so far, over every solve.
     pub fn table_stats(&self) -> DagTableStats {
         self.table.stats()
     }

@@ -140,14 +140,25 @@ use thiserror::Error;
 /// What can go wrong when solving.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SolveError {
+    /// A thread count other than 1 or 2: there are only two boolean
+    /// searches to run at once.
     #[error("--threads {0}: the solver runs its two boolean searches (foxes win? geese win?) on 1 or 2 threads")]
     Threads(usize),
+    /// A table size outside 1 to 65536 MiB.
     #[error("--tt-mb {0}: the table size must be 1 to 65536 MiB")]
     TableSize(usize),
+    /// A node budget of 0, which could prove nothing.
     #[error("--budget-nodes 0: the node budget must be at least 1")]
     Budget,
+    /// A table larger than the memory available now: refused with a
+    /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]
-    Memory { asked: usize, available: u64 },
+    Memory {
+        /// The size asked for, in MiB.
+        asked: usize,
+        /// What the system reports available, in MiB.
+        available: u64,
+    },
 }
 
 /// The memory the system reports available (`MemAvailable` of

@@ -5,7 +5,7 @@
 //!
 //! On each line, at every position:
 //!
-//! - the solver says what it holds ([`LineOracle::value`]), or that the
+//! - the solver says what it holds (`LineOracle::value`), or that the
 //!   position is beyond what it answers (the line stops there, counted);
 //!   what it holds must be what it held at the line's start, since best
 //!   play (below) keeps the value;
@@ -14,7 +14,7 @@
 //!   or the fifty-move rule, which is counted, not refused (only the
 //!   sideways game has draws);
 //! - where the solver can give the values of the position's children
-//!   ([`LineOracle::children`], the retrograde tables), the position's value
+//!   (`LineOracle::children`, the retrograde tables), the position's value
 //!   must be what the rules engine's legal moves and those values make it
 //!   (Bellman's equation: the side to move wins if some move wins for it,
 //!   draws if none wins and some draws, loses otherwise), so a wrong move

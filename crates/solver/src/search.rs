@@ -41,6 +41,8 @@ impl Default for SolverConfig {
 }
 
 impl SolverConfig {
+    /// Refuses settings out of range, naming the command-line option;
+    /// [`Solver::new`] calls it.
     pub fn validate(&self) -> Result<(), SolveError> {
         if !(1..=2).contains(&self.threads) {
             return Err(SolveError::Threads(self.threads));
@@ -63,7 +65,13 @@ pub enum SearchOutcome {
     /// The prover does not win.
     Disproven,
     /// The budget ran out at these root numbers.
-    Unknown { pn: u64, dn: u64 },
+    Unknown {
+        /// Proof number: the search's estimate of the work a proof still
+        /// needs.
+        pn: u64,
+        /// Disproof number: the same for a disproof.
+        dn: u64,
+    },
 }
 
 /// A solve's answer and its cost.
@@ -77,7 +85,9 @@ pub struct Solution {
     pub searches: Vec<(Side, SearchOutcome)>,
     /// Positions expanded.
     pub nodes: u64,
+    /// Wall-clock time of the solve.
     pub elapsed: Duration,
+    /// The table after the solve (it is kept across solves).
     pub table: TableStats,
 }
 
@@ -116,6 +126,8 @@ pub struct Solver {
 }
 
 impl Solver {
+    /// A solver with an empty table of `config.tt_mib` MiB, after checking
+    /// the settings and the memory available.
     pub fn new(config: SolverConfig) -> Result<Solver, SolveError> {
         config.validate()?;
         crate::check_table_memory(config.tt_mib)
@@ -133,6 +145,7 @@ impl Solver {
         })
     }
 
+    /// The table's use so far, over every solve.
     pub fn table_stats(&self) -> TableStats {
         self.table.stats()
     }

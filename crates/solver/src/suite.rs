@@ -36,28 +36,44 @@ pub struct SuiteRow {
 /// A suite file that cannot be used, with the file and line.
 #[derive(Debug, Error)]
 pub enum SuiteError {
+    /// The file cannot be opened or read (or is a directory).
     #[error("{path}: {source}")]
     Io {
+        /// The suite file.
         path: String,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// A row that does not parse or does not hold together (position,
+    /// variant, value, keeping moves).
     #[error("{path}, line {line}: {why}")]
     Row {
+        /// The suite file.
         path: String,
+        /// The row's line (1 is the header).
         line: u64,
+        /// What is wrong with it.
         why: String,
     },
+    /// A suite without rows: an accuracy over no positions means nothing.
     #[error("{path}: no positions in the suite")]
-    Empty { path: String },
+    Empty {
+        /// The suite file.
+        path: String,
+    },
 }
 
 /// A suite row, checked: the position parses under its variant, the value
 /// is a value, and every keeping move is legal there.
 #[derive(Clone, Debug)]
 pub struct SuiteEntry {
+    /// The row's position, parsed under its variant.
     pub position: Position,
+    /// The row's value.
     pub value: Value,
+    /// The keeping moves, each legal in `position`.
     pub keeping: Vec<Move>,
+    /// The row as read.
     pub row: SuiteRow,
     /// Line of the file (1 is the header).
     pub line: u64,

@@ -57,7 +57,12 @@ pub enum Known {
     /// The prover does not win, whatever the path to here.
     Disproven,
     /// Unsolved: the last proof and disproof numbers seen.
-    Numbers { pn: u32, dn: u32 },
+    Numbers {
+        /// Proof number.
+        pn: u32,
+        /// Disproof number.
+        dn: u32,
+    },
     /// Never stored (or replaced).
     Missing,
 }
@@ -76,7 +81,7 @@ pub struct TableStats {
     pub contradictions: u64,
 }
 
-/// A fixed-size table of [`Entry`], in buckets of [`BUCKET`].
+/// A fixed-size table of `Entry`, in buckets of `BUCKET`.
 pub struct Table {
     entries: Vec<Entry>,
     mask: usize,
@@ -119,6 +124,7 @@ impl Table {
         }
     }
 
+    /// How full the table is, and the contradiction count.
     pub fn stats(&self) -> TableStats {
         TableStats {
             capacity: self.entries.len(),

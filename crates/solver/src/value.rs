@@ -6,7 +6,9 @@ use std::fmt;
 /// A game-theoretic value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
+    /// This side wins with best play.
     Win(Side),
+    /// Neither side can force a win.
     Draw,
 }
 
@@ -28,6 +30,7 @@ impl Value {
         }
     }
 
+    /// Reads back [`Value::word`].
     pub fn parse(word: &str) -> Option<Value> {
         match word {
             "foxes" => Some(Value::Win(Side::Foxes)),

@@ -17,18 +17,33 @@ use crate::Solver;
 use halatafl_rules::{Game, Position, Side};
 use thiserror::Error;
 
+/// Why a proof did not check out. The first two mean a bug in the search
+/// (or a proof the table has since lost); the third that the check was not
+/// done.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum VerifyError {
+    /// A leaf of the proof tree that the rules engine does not give to the
+    /// prover.
     #[error("after {moves}: the game ended without a win for the {prover} ({outcome})")]
     NotAWin {
+        /// The moves from the root to the leaf.
         moves: String,
+        /// The side the proof was for.
         prover: Side,
+        /// How the game ended there.
         outcome: String,
     },
+    /// A prover node with no proven child that keeps off a repetition.
     #[error(
         "after {moves}: the table has no proven move for the {prover} that avoids a repetition"
     )]
-    NoProvenMove { moves: String, prover: Side },
+    NoProvenMove {
+        /// The moves from the root to the node.
+        moves: String,
+        /// The side the proof was for.
+        prover: Side,
+    },
+    /// The tree has more nodes than the check may visit (the limit given).
     #[error("the proof tree has more than {0} nodes; not checked")]
     TooBig(u64),
 }

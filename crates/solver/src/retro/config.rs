@@ -8,35 +8,80 @@ use thiserror::Error;
 /// What the retrograde method cannot do.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum RetroError {
+    /// The plain tables were asked about a position the DAG method's
+    /// conditions exclude (variant, quiet counter).
     #[error(transparent)]
     Position(#[from] DagError),
+    /// The tables would take more memory than allowed; checked before
+    /// anything is allocated.
     #[error("the tables up to {geese} geese need {need_mib} MiB, more than the {limit_mib} MiB allowed (--tt-mb for this method, or the memory available)")]
     Memory {
+        /// The most geese asked for.
         geese: u32,
+        /// What the tables up to that many geese need, in MiB.
         need_mib: u64,
+        /// The limit (given, or what the system reports available), in MiB.
         limit_mib: u64,
     },
+    /// The position's quiet counter is above the highest at which the
+    /// sideways tables answer for its level.
     #[error("quiet counter {quiet}: the sideways tables answer this position's level up to counter {most} (0 is right after a capture or a forward step, or a start); use the df-pn method")]
-    SidewaysQuiet { quiet: u16, most: u16 },
+    SidewaysQuiet {
+        /// The position's quiet counter.
+        quiet: u16,
+        /// The highest counter the tables answer for its level.
+        most: u16,
+    },
+    /// The sideways tables were asked about another variant (its name).
     #[error("the sideways tables hold classic Fox and Geese with sideways steps; this is {0}")]
     NotSideways(String),
+    /// The position's layer was dropped after the build to save memory.
     #[error("a position with {found} geese: the tables kept only the layers of {least} to {most} geese (the others were dropped to fit in memory)")]
-    Dropped { found: u32, least: u32, most: u32 },
+    Dropped {
+        /// Geese in the position.
+        found: u32,
+        /// Fewest geese of a layer still held.
+        least: u32,
+        /// Most geese of a layer held.
+        most: u32,
+    },
+    /// A thread count outside 1 to [`MAX_THREADS`].
     #[error("--threads {0}: the retrograde method takes 1 to {MAX_THREADS} threads")]
     Threads(usize),
+    /// More geese than the tables hold (or than a build may ask for).
     #[error("this position has {found} geese; these tables hold placements of up to {most}")]
-    TooManyGeese { found: u32, most: u32 },
+    TooManyGeese {
+        /// Geese in the position, or asked for.
+        found: u32,
+        /// The most the tables hold.
+        most: u32,
+    },
+    /// The position is on the other board: its lines, and so its values,
+    /// differ.
     #[error("the tables were built for the {built} board, this position is on the {asked} board")]
     Board {
+        /// `plain` or `corner-links`: the tables' board.
         built: &'static str,
+        /// The position's board.
         asked: &'static str,
     },
+    /// A saved chain-plane file that cannot be written, read or trusted.
     #[error("saved chain planes {path}: {what}")]
-    SavedChains { path: String, what: String },
+    SavedChains {
+        /// The file (or the directory for it).
+        path: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A replayed line contradicts the tables: a bug, reported with the
+    /// line that shows it.
     #[error("line {line}, after {moves}: {what}")]
     Inconsistent {
+        /// The line (game) number, from 1.
         line: usize,
+        /// The moves played on it so far.
         moves: String,
+        /// What went wrong there.
         what: String,
     },
 }

@@ -47,7 +47,7 @@
 //!
 //! Packing and unpacking a placement's bits is BMI2's `pext`/`pdep` where
 //! the CPU has it fast, a bit loop elsewhere. The moves come from the rules
-//! engine's line tables ([`Geometry`]): a goose steps north, north-east or
+//! engine's line tables ([`halatafl_rules::geometry::Geometry`]): a goose steps north, north-east or
 //! north-west (docs/rules.md: forward and diagonally forward), the fox along
 //! any line, and jumps over a neighbour to the point behind it.
 //!
@@ -73,6 +73,7 @@ use std::time::{Duration, Instant};
 /// One layer of a build: the placements of one number of geese.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LayerStats {
+    /// Geese in the layer's placements.
     pub geese: u32,
     /// Placements, `C(33, geese)`.
     pub placements: u64,
@@ -80,6 +81,7 @@ pub struct LayerStats {
     pub fox_to_move: u64,
     /// Of those, the ones the fox wins.
     pub fox_wins: u64,
+    /// Time the layer took to build.
     pub elapsed: Duration,
 }
 
@@ -87,7 +89,9 @@ pub struct LayerStats {
 /// wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetroValue {
+    /// The side that wins (this game has no draws, module docs).
     pub winner: Side,
+    /// A winning move when the side to move wins; `None` when it loses.
     pub best: Option<Move>,
 }
 
@@ -175,14 +179,17 @@ impl RetroTables {
         Ok(tables)
     }
 
+    /// Each layer's statistics, fewest geese first.
     pub fn layer_stats(&self) -> &[LayerStats] {
         &self.stats
     }
 
+    /// The most geese of a placement the tables hold.
     pub fn max_geese(&self) -> u32 {
         GEESE_NEEDED + self.layers.len() as u32 - 1
     }
 
+    /// Memory the tables take, in bytes.
     pub fn bytes(&self) -> u64 {
         self.layers.iter().map(|l| l.words.len() as u64 * 8).sum()
     }

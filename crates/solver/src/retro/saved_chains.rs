@@ -40,20 +40,26 @@ use std::time::Duration;
 /// records it for the layers below the one it holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SidewaysLayerStats {
+    /// Geese in the layer's placements.
     pub geese: u32,
+    /// Placements, `C(33, geese)`.
     pub placements: u64,
     /// (placement, fox point) states with the fox to move, at `q = 0`.
     pub fox_to_move: u64,
+    /// Of those, the ones the fox wins.
     pub fox_wins: u64,
+    /// Of those, the ones the geese win (the rest are draws).
     pub geese_wins: u64,
     /// The most steps `n` a level of the layer needed (at most 100).
     pub longest: u32,
     /// Geese to move (at `q = 0`): fox wins and geese wins.
     pub geese_to_move_fox_wins: u64,
+    /// See `geese_to_move_fox_wins`.
     pub geese_to_move_geese_wins: u64,
+    /// Time the layer took to build (or took, for a layer read back).
     pub elapsed: Duration,
     /// The time taken to write the layer's chain planes to
-    /// [`RetroConfig::layers_dir`]; `None` where they were not written
+    /// [`super::RetroConfig::layers_dir`]; `None` where they were not written
     /// (no directory, the top layer, or a layer read back from one).
     pub saved_in: Option<Duration>,
 }
@@ -68,6 +74,7 @@ const CHUNK_WORDS: usize = 1 << 17;
 /// A saved layer's file, its header read and checked.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SavedChains {
+    /// The file.
     pub path: PathBuf,
     /// The layer whose chain planes it holds: a build resumes one above.
     pub geese: u32,

@@ -119,7 +119,9 @@ const CHAIN_LOSE: usize = 1;
 /// (none where every move loses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SidewaysValue {
+    /// Win for a side, or a draw.
     pub value: Value,
+    /// A move that keeps the value; `None` where every move loses.
     pub best: Option<Move>,
 }
 
@@ -256,6 +258,7 @@ fn store(v: &[AtomicU64], i: usize, x: u64) {
 /// What [`SidewaysTables::check_lines`] saw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SidewaysCheck {
+    /// Lines, plies and positions checked, as every replay counts them.
     pub replay: ReplayStats,
     /// Games that ended with the side the tables give the win.
     pub won: usize,
@@ -422,14 +425,17 @@ impl SidewaysTables {
         geese < GEESE_NEEDED || (geese >= self.min_geese() && geese <= self.max_geese())
     }
 
+    /// Each layer's statistics, fewest geese first, dropped layers included.
     pub fn layer_stats(&self) -> &[SidewaysLayerStats] {
         &self.stats
     }
 
+    /// The most geese of a placement the tables hold.
     pub fn max_geese(&self) -> u32 {
         GEESE_NEEDED + self.planes.len() as u32 - 1
     }
 
+    /// Memory the layers still held take, in bytes.
     pub fn bytes(&self) -> u64 {
         self.planes
             .iter()
@@ -491,8 +497,8 @@ impl SidewaysTables {
             for (steps, m, counted) in groups {
                 built.longest = built.longest.max(steps);
                 settled = settled.max(m);
-                for p in 0..4 {
-                    built.counts[p] += counted[p];
+                for (total, c) in built.counts.iter_mut().zip(counted) {
+                    *total += c;
                 }
             }
             built.settled[potential_of(&level[0])] = settled as u8;
@@ -912,11 +918,11 @@ impl SidewaysTables {
         move |g: u64, fox: u64, side: Side| {
             // The group index of g: mixed radix over the rows' choices.
             let (mut i, mut radix) = (0usize, 1usize);
-            for r in 0..7 {
+            for (r, &count) in counts.iter().enumerate() {
                 let (start, len) = plan.rows[r];
                 let row_bits = (g >> start) & ((1 << len) - 1);
                 i += plan.digit[r][row_bits as usize] as usize * radix;
-                radix *= plan.choices[r][counts[r] as usize].len();
+                radix *= plan.choices[r][count as usize].len();
             }
             let (f, gw) = match side {
                 Side::Foxes => (FOX_FOX, FOX_GEESE),
