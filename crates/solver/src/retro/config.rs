@@ -126,3 +126,35 @@ impl From<LineFailure> for RetroError {
         }
     }
 }
+
+impl RetroConfig {
+    /// Refuses, before anything is allocated, a build of up to `max_geese`
+    /// geese that a bad setting makes impossible: a thread count outside
+    /// 1 to [`MAX_THREADS`], more geese than [`super::MAX_GEESE`], or
+    /// `need_mib` of memory over `limit_mib` (the build's own plan of what it
+    /// needs, against the configured cap or what the system has available).
+    pub(crate) fn check_build(
+        &self,
+        max_geese: u32,
+        need_mib: u64,
+        limit_mib: Option<u64>,
+    ) -> Result<(), RetroError> {
+        if !(1..=MAX_THREADS).contains(&self.threads) {
+            return Err(RetroError::Threads(self.threads));
+        }
+        if max_geese > super::MAX_GEESE {
+            return Err(RetroError::TooManyGeese {
+                found: max_geese,
+                most: super::MAX_GEESE,
+            });
+        }
+        match limit_mib {
+            Some(limit_mib) if need_mib > limit_mib => Err(RetroError::Memory {
+                geese: max_geese,
+                need_mib,
+                limit_mib,
+            }),
+            _ => Ok(()),
+        }
+    }
+}

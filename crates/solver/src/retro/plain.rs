@@ -59,7 +59,7 @@
 //! rules ([`Game`], whole history), that every position's value is what its
 //! children's values and the rules engine's own moves and verdicts make it.
 
-use super::config::{RetroConfig, RetroError, MAX_THREADS};
+use super::config::{RetroConfig, RetroError};
 use super::index::*;
 use crate::available_mib;
 use crate::dag::check_position;
@@ -123,25 +123,12 @@ impl RetroTables {
         config: &RetroConfig,
         mut progress: impl FnMut(&LayerStats),
     ) -> Result<RetroTables, RetroError> {
-        if !(1..=MAX_THREADS).contains(&config.threads) {
-            return Err(RetroError::Threads(config.threads));
-        }
-        if max_geese > MAX_GEESE {
-            return Err(RetroError::TooManyGeese {
-                found: max_geese,
-                most: MAX_GEESE,
-            });
-        }
         let need_mib = memory_bytes(max_geese).div_ceil(1 << 20);
-        if let Some(limit_mib) = config.memory_limit_mib.or_else(available_mib) {
-            if need_mib > limit_mib {
-                return Err(RetroError::Memory {
-                    geese: max_geese,
-                    need_mib,
-                    limit_mib,
-                });
-            }
-        }
+        config.check_build(
+            max_geese,
+            need_mib,
+            config.memory_limit_mib.or_else(available_mib),
+        )?;
         let mut tables = RetroTables {
             corner_links,
             board: Board::new(corner_links),
@@ -426,6 +413,7 @@ pub fn classic_variant(geese: u8, corner_links: bool) -> Option<Variant> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::MAX_THREADS;
     use super::*;
     use crate::dag::DagError;
     use crate::{DagConfig, DagSolver};

@@ -92,7 +92,7 @@
 use super::index::Bmi2Bits;
 use super::index::{
     binomial, for_each_placement, points_of, potential_of, BitScatter, Board, Job, Layer,
-    LevelPlan, PortableBits, Ranker, ALL, GEESE_NEEDED, MAX_GEESE, POINTS,
+    LevelPlan, PortableBits, Ranker, ALL, GEESE_NEEDED, POINTS,
 };
 use super::saved_chains;
 pub use super::saved_chains::SidewaysLayerStats;
@@ -313,25 +313,10 @@ impl SidewaysTables {
         config: &RetroConfig,
         mut progress: impl FnMut(&SidewaysLayerStats, &SidewaysTables),
     ) -> Result<SidewaysTables, RetroError> {
-        if !(1..=super::MAX_THREADS).contains(&config.threads) {
-            return Err(RetroError::Threads(config.threads));
-        }
-        if max_geese > MAX_GEESE {
-            return Err(RetroError::TooManyGeese {
-                found: max_geese,
-                most: MAX_GEESE,
-            });
-        }
+        // The memory plan counts work per thread: the count is checked first.
+        config.check_build(max_geese, 0, None)?;
         let (keep, need_mib, limit) = Keep::planned(max_geese, config);
-        if let Some(limit_mib) = limit {
-            if need_mib > limit_mib {
-                return Err(RetroError::Memory {
-                    geese: max_geese,
-                    need_mib,
-                    limit_mib,
-                });
-            }
-        }
+        config.check_build(max_geese, need_mib, limit)?;
         let mut tables = SidewaysTables {
             corner_links,
             board: Board::new(corner_links),
