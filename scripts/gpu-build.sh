@@ -15,9 +15,9 @@
 #     version reuses scripts/setup-torch.sh's).
 #  2. `halatafl` and the CUDA test binary (crates/nn/tests/cuda.rs), built
 #     against it in target/torch-$DEVICE_TORCH (its own target folder, so the
-#     main build is untouched). tch is written against PyTorch 2.13; an
-#     older libtorch is accepted (LIBTORCH_BYPASS_VERSION_CHECK) as long as
-#     tch's C++ glue compiles against its headers, which this step proves.
+#     main build is untouched), with the tch release written for that
+#     PyTorch (tch 0.26 is 2.13's; its C++ glue calls operators 2.11 lacks,
+#     so 2.11 gets tch 0.24) from a copy of the sources.
 #  3. Both stripped into gpu-bundle/ (ignored by git, carried to the device),
 #     with a manifest; the bundle must stay under $BUNDLE_LIMIT_MIB so that
 #     it and the working tree fit in what travels.
@@ -35,12 +35,20 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/torch-$DEVICE_TORCH"
 
 MAIN_TORCH=$(sed -n 's/^TORCH_VERSION=//p' scripts/setup-torch.sh)
 if [ "$DEVICE_TORCH" = "$MAIN_TORCH" ]; then
-  # The main build's libtorch and target folder: nothing is rebuilt that
+  # The main build's libtorch, sources and target folder: nothing is rebuilt that
   # `cargo build --release` made already (the test suite checks the
   # pipeline this way in seconds).
   ./scripts/setup-torch.sh
   target=target
 else
+  # Each tch release is written against one PyTorch release, and its C++
+  # glue calls that release's operators: an older libtorch needs the tch
+  # of its own time. The sources are copied (target/device-src-VERSION) with
+  # that tch in the workspace manifest, resolved, and built from there.
+  case "$DEVICE_TORCH" in
+    2.11.*) tch_version=0.24.0 ;;
+    *) echo "gpu-build: no tch version known for PyTorch $DEVICE_TORCH (known: 2.11.x, and the main build's $MAIN_TORCH)" >&2; exit 1 ;;
+  esac
   if [ ! -f "$cache/.complete" ]; then
     echo "gpu-build: installing torch==$DEVICE_TORCH into $cache (once; about 4.7 GB)" >&2
     "$python" -m venv "$cache"
@@ -48,10 +56,21 @@ else
     touch "$cache/.complete"
   fi
   torch_dir=$("$cache/bin/python" -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
-  target="target/torch-$DEVICE_TORCH"
+  target="$root/target/torch-$DEVICE_TORCH"
+  src="$root/target/device-src-$DEVICE_TORCH"
+  mkdir -p "$src"
+  # Only what the two binaries need; copied anew so edits here reach it.
+  rm -rf "$src/crates" "$src/models" "$src/configs"
+  cp -r Cargo.toml Cargo.lock crates models configs "$src/"
+  rm -rf "$src/crates/python"
+  sed -i -e "s/^tch = \".*\"/tch = \"=$tch_version\"/" \
+         -e "s/^torch-sys = \".*\"/torch-sys = \"=$tch_version\"/" \
+         "$src/Cargo.toml"
+  (cd "$src" && cargo update -q -p tch -p torch-sys)
   # An exported LIBTORCH wins over .cargo/config.toml's (which names the
-  # main build's link), so the same sources build against this libtorch.
-  export LIBTORCH="$torch_dir" LIBTORCH_CXX11_ABI=1 LIBTORCH_BYPASS_VERSION_CHECK=1
+  # main build's link), so the sources build against this libtorch.
+  export LIBTORCH="$torch_dir" LIBTORCH_CXX11_ABI=1
+  cd "$src"
 fi
 echo "gpu-build: building halatafl and the CUDA tests against torch $DEVICE_TORCH in $target" >&2
 cargo build --release -p halatafl-cli --target-dir "$target"
@@ -64,9 +83,11 @@ for line in sys.stdin:
         print(m["executable"])')
 [ -x "$tests" ] || { echo "gpu-build: the CUDA test binary was not built" >&2; exit 1; }
 
+cd "$root"
 rm -rf "$bundle"
 mkdir -p "$bundle"
 strip -o "$bundle/halatafl" "$target/release/halatafl"
+# The C++ glue's version, for the manifest.
 strip -o "$bundle/cuda-tests" "$tests"
 size_kib=$(du -sk "$bundle" | cut -f1)
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
