@@ -59,6 +59,7 @@ impl MctsAgent {
         Ok(agent.with_movetime(parsed.movetime))
     }
 
+    /// The search settings this agent plays with.
     pub fn config(&self) -> &MctsConfig {
         &self.config
     }

@@ -30,22 +30,28 @@ use std::sync::Arc;
 /// Win/draw/loss probabilities for one player. They sum to 1.
 #[derive(Clone, Copy, PartialEq, Debug, Default)]
 pub struct Wdl {
+    /// Probability that this player wins.
     pub win: f32,
+    /// Probability of a draw.
     pub draw: f32,
+    /// Probability that this player loses.
     pub loss: f32,
 }
 
 impl Wdl {
+    /// A certain win.
     pub const WIN: Wdl = Wdl {
         win: 1.0,
         draw: 0.0,
         loss: 0.0,
     };
+    /// A certain draw: also the neutral value of an unevaluated leaf.
     pub const DRAW: Wdl = Wdl {
         win: 0.0,
         draw: 1.0,
         loss: 0.0,
     };
+    /// A certain loss.
     pub const LOSS: Wdl = Wdl {
         win: 0.0,
         draw: 0.0,
@@ -77,6 +83,7 @@ impl Wdl {
         Wdl { win, draw: d, loss }
     }
 
+    /// The certain value of a finished game, for the player `t` is given for.
     pub fn from_terminal(t: Terminal) -> Wdl {
         match t {
             Terminal::Win => Wdl::WIN,
@@ -106,18 +113,22 @@ impl<G: SearchGame> Default for LeafBatch<G> {
 }
 
 impl<G: SearchGame> LeafBatch<G> {
+    /// An empty batch.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Number of leaves.
     pub fn len(&self) -> usize {
         self.leaves.len()
     }
 
+    /// Whether the batch has no leaves.
     pub fn is_empty(&self) -> bool {
         self.leaves.is_empty()
     }
 
+    /// Removes every leaf, keeping the allocations for the next batch.
     pub fn clear(&mut self) {
         self.leaves.clear();
         self.moves.clear();
@@ -132,10 +143,12 @@ impl<G: SearchGame> LeafBatch<G> {
         self.leaves.len() - 1
     }
 
+    /// Leaf `i`'s state, what the evaluator encodes.
     pub fn leaf(&self, i: usize) -> &G::Leaf {
         &self.leaves[i]
     }
 
+    /// Every leaf's state, in index order.
     pub fn leaves(&self) -> &[G::Leaf] {
         &self.leaves
     }
@@ -168,6 +181,7 @@ pub struct Evaluations {
 }
 
 impl Evaluations {
+    /// Empty output; [`Evaluations::prepare`] sizes it for a batch.
     pub fn new() -> Self {
         Self::default()
     }
@@ -185,10 +199,12 @@ impl Evaluations {
         self.plies_left.resize(batch.len(), f32::NAN);
     }
 
+    /// Number of leaves the output is sized for.
     pub fn len(&self) -> usize {
         self.values.len()
     }
 
+    /// Whether the output is sized for no leaves.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
@@ -198,6 +214,8 @@ impl Evaluations {
         &self.priors[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// Leaf `i`'s priors for the evaluator to write, one per legal move in
+    /// the batch's order.
     pub fn priors_mut(&mut self, i: usize) -> &mut [f32] {
         &mut self.priors[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
@@ -207,10 +225,12 @@ impl Evaluations {
         &mut self.priors
     }
 
+    /// Leaf `i`'s value, for its side to move (a draw until set).
     pub fn value(&self, i: usize) -> Wdl {
         self.values[i]
     }
 
+    /// Sets leaf `i`'s value, for its side to move.
     pub fn set_value(&mut self, i: usize, v: Wdl) {
         self.values[i] = v;
     }
@@ -289,6 +309,8 @@ pub struct RolloutEvaluator {
 }
 
 impl RolloutEvaluator {
+    /// An evaluator whose random streams derive from `seed`, with playouts
+    /// cut off (as draws) after `max_plies` plies.
     pub fn new(seed: u64, max_plies: u32) -> RolloutEvaluator {
         RolloutEvaluator {
             seed,

@@ -12,8 +12,11 @@ use std::fmt;
 /// A finished game from the point of view of the side to move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Terminal {
+    /// The side to move has won.
     Win,
+    /// The game is drawn.
     Draw,
+    /// The side to move has lost.
     Loss,
 }
 
@@ -93,7 +96,10 @@ const SAFE_GOOSE_TRIES: u32 = 16;
 /// a position the search evaluates (3 is a draw and never evaluated).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TwoFoxesLeaf {
+    /// The position to evaluate.
     pub position: Position,
+    /// Times this position has stood on the board in its game, counting now
+    /// (1 or 2).
     pub repetitions: u8,
 }
 

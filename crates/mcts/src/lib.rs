@@ -5,7 +5,7 @@
 //!   halatafl's `Game`; tests use tic-tac-toe).
 //! - [`Evaluator`]: batch of leaves in, priors (in legal-move order) and
 //!   win/draw/loss values (for the side to move) out. `Send + Sync`, `&self`:
-//!   see [`eval`] for the full contract. [`UniformEvaluator`] and
+//!   see [`evaluator`] for the full contract. [`UniformEvaluator`] and
 //!   [`RolloutEvaluator`] need no network.
 //! - [`Search`]: one tree: AlphaZero PUCT with Dirichlet root noise, FPU
 //!   reduction, virtual-loss batches, MCTS-solver, WDL values, tree reuse,
@@ -15,6 +15,8 @@
 //!   per round: the self-play case.
 //! - [`MctsConfig`]: every setting and default in one place.
 //! - [`MctsAgent`] and [`from_spec`]: the arena player, `mcts:sims=N,...`.
+
+#![warn(missing_docs)]
 
 mod agent;
 mod config;

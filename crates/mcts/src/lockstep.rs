@@ -43,6 +43,7 @@ impl<G: SearchGame> Default for Lockstep<G> {
 }
 
 impl<G: SearchGame> Lockstep<G> {
+    /// Empty buffers, grown by the first round.
     pub fn new() -> Self {
         Self::default()
     }

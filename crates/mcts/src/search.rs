@@ -184,6 +184,7 @@ impl<G: SearchGame> Search<G> {
         }
     }
 
+    /// The settings this search runs with.
     pub fn config(&self) -> &MctsConfig {
         &self.config
     }

@@ -62,7 +62,11 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeafEval {
     /// Uniform priors and one random playout per leaf (classic MCTS).
-    Rollout { max_plies: u32 },
+    Rollout {
+        /// `rollout_plies=`: the longest playout, after which it counts as a
+        /// draw.
+        max_plies: u32,
+    },
     /// Uniform priors and a draw value: the bare tree.
     Uniform,
 }
@@ -70,7 +74,10 @@ pub enum LeafEval {
 /// An `mcts:` spec parsed: the search settings and the network-free evaluator.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsSpec {
+    /// The search settings: [`MctsConfig`]'s defaults with the spec's keys
+    /// applied.
     pub config: MctsConfig,
+    /// `eval=`: the evaluator used when no network is given.
     pub eval: LeafEval,
     /// `ms=`: the agent's own time per move (a caller's budget overrides it).
     pub movetime: Option<std::time::Duration>,

@@ -73,7 +73,7 @@ impl Evaluator<TwoLines> for Fake {
                 priors.fill(0.5);
             }
             // Even plies: the root's side to move.
-            let q = if history.len() % 2 == 0 {
+            let q = if history.len().is_multiple_of(2) {
                 self.root_q
             } else {
                 -self.root_q
