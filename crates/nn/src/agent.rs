@@ -37,6 +37,8 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The `net:` spec's syntax in one line: the help text [`AgentSpec::parse`]
+/// shows with a bad spec.
 pub fn net_forms() -> String {
     "net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,any mcts option]"
         .to_string()
@@ -81,10 +83,12 @@ struct Shared {
 #[derive(Default)]
 pub struct NetRegistry {
     evaluators: Mutex<HashMap<String, Shared>>,
+    /// How every evaluator this registry starts batches and caches.
     pub config: EvaluatorConfig,
 }
 
 impl NetRegistry {
+    /// An empty registry whose evaluators will run with `config`.
     pub fn new(config: EvaluatorConfig) -> NetRegistry {
         NetRegistry {
             evaluators: Mutex::new(HashMap::new()),

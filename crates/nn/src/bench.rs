@@ -16,14 +16,23 @@ use std::path::Path;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
 
+/// One line of the benchmark table.
 #[derive(Clone, Debug)]
 pub struct BenchRow {
+    /// What was timed: `matmul NxN`, `inference <preset>` or `training
+    /// <preset>`, with ` subnormals kept` appended for the rows run with
+    /// flush-to-zero off.
     pub what: String,
+    /// `f32` or `bf16`.
     pub precision: String,
+    /// Positions (or samples) per call; the matrix size `N` for the matmul
+    /// rows.
     pub batch: usize,
     /// Positions (or samples) per second; 0 for the matmul rows.
     pub per_second: f64,
+    /// Floating-point operations per second reached, in billions.
     pub gflops: f64,
+    /// The median time of one call, in milliseconds.
     pub median_ms: f64,
 }
 
@@ -46,6 +55,8 @@ fn sync(device: Device) {
     }
 }
 
+/// Times an `n` x `n` matrix product at `precision` on `device`: the
+/// GFLOP/s the hardware reaches, to compare the network's rows with.
 pub fn matmul(n: i64, precision: Precision, device: Device, repeats: usize) -> BenchRow {
     let _g = tch::no_grad_guard();
     let a = Tensor::randn([n, n], (Kind::Float, device)).to_kind(precision.kind());
@@ -93,6 +104,9 @@ pub fn random_samples(count: usize, seed: u64) -> Vec<Sample> {
     out
 }
 
+/// Times `net`'s tensor-level forward pass on `batch` random positions
+/// (outputs copied back to the host), `config` giving the FLOPs per
+/// position.
 pub fn inference(
     net: &InferenceNet,
     config: &NetConfig,
@@ -129,7 +143,9 @@ pub fn inference(
 /// training hold subnormal numbers, see [`crate::denormal`]).
 #[derive(Clone, Copy, Debug)]
 pub enum BenchNetwork<'a> {
+    /// A freshly initialised network of this shape (seed 1).
     Fresh(NetConfig),
+    /// The network and optimizer state stored in this checkpoint file.
     Checkpoint(&'a Path),
 }
 

@@ -33,11 +33,14 @@ use std::path::{Path, PathBuf};
 use tch::{Device, Kind, Tensor};
 use thiserror::Error;
 
+/// The `format` metadata entry every halatafl checkpoint carries; a file
+/// without it is refused as not a checkpoint of this project.
 pub const FORMAT: &str = "halatafl-checkpoint";
 /// The metadata entry (in [`CheckpointInfo::extra`]) naming the variant a
 /// network was trained on, as `Variant`'s Display; network agents refuse to
 /// play another. Checkpoints from before it have none and play any.
 pub const VARIANT_KEY: &str = "variant";
+/// The `format_version` written now: version 2, with the tensor checksum.
 pub const FORMAT_VERSION: &str = "2";
 /// The last format version without a tensor checksum; still loaded, unverified.
 pub const UNCHECKED_FORMAT_VERSION: &str = "1";
@@ -48,24 +51,49 @@ pub const UNCHECKED_FORMAT_VERSION: &str = "1";
 /// disk image, a video) is refused before it is read into memory.
 pub const MAX_CHECKPOINT_BYTES: u64 = 4 << 30;
 
+/// Why a checkpoint could not be read or loaded.
 #[derive(Debug, Error)]
 pub enum CheckpointError {
+    /// The file could not be read (missing, unreadable, or larger than
+    /// [`MAX_CHECKPOINT_BYTES`]).
     #[error("checkpoint {path}: cannot read: {source}")]
     Io {
+        /// The checkpoint file.
         path: PathBuf,
+        /// The read error.
         source: std::io::Error,
     },
+    /// The bytes are not a valid safetensors file.
     #[error("checkpoint {path}: not a readable safetensors file (truncated or corrupt?): {why}")]
-    Corrupt { path: PathBuf, why: String },
+    Corrupt {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What the safetensors parser reported.
+        why: String,
+    },
+    /// A valid safetensors file whose content does not fit: not a halatafl
+    /// checkpoint, another format or encoding version, a bad or
+    /// out-of-range config, a different network shape than expected, or a
+    /// missing or misshapen tensor.
     #[error("checkpoint {path}: {why}")]
-    Mismatch { path: PathBuf, why: String },
+    Mismatch {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What does not fit, in words.
+        why: String,
+    },
+    /// The tensors do not match the checksum stored with them: the file is
+    /// damaged.
     #[error(
         "checkpoint {path}: tensor checksum mismatch (stored {stored:08x}, computed {computed:08x}): \
          the file is damaged; use an intact copy"
     )]
     Checksum {
+        /// The checkpoint file.
         path: PathBuf,
+        /// The CRC-32 in the metadata.
         stored: u32,
+        /// The CRC-32 of the tensors as read.
         computed: u32,
     },
 }
@@ -73,9 +101,13 @@ pub enum CheckpointError {
 /// What a checkpoint says about itself, read without loading the weights.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointInfo {
+    /// The network's shape, the moves-left head included.
     pub net: NetConfig,
+    /// The training settings the weights were trained with.
     pub train: TrainConfig,
+    /// Optimizer steps taken when the file was written.
     pub step: u64,
+    /// The input encoding version (always this build's: others are refused).
     pub encoding_version: u32,
     /// The stored CRC-32 of the tensors ([`tensor_checksum`]); `None` in a
     /// version 1 file, which has none.

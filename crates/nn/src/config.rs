@@ -11,6 +11,9 @@ pub const CHANNELS: std::ops::RangeInclusive<i64> = 4..=512;
 /// Channels or width of a head layer (presets use 4 to 256).
 pub const HEAD_CHANNELS: std::ops::RangeInclusive<i64> = 1..=512;
 
+/// A network's shape: tower depth and width, head sizes, and whether it has
+/// the moves-left head. Stored in every checkpoint's metadata; displayed as
+/// its preset name `b<blocks>c<channels>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {

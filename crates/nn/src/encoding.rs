@@ -38,9 +38,14 @@ use halatafl_rules::{Direction, Move, Point, Position, PEN};
 /// Bumped whenever planes or policy indices change meaning; stored in every
 /// checkpoint and checked on load.
 pub const ENCODING_VERSION: u32 = 1;
+/// Input planes per position (the table in the module doc).
 pub const INPUT_PLANES: usize = 10;
+/// Cells of the 7x7 grid every plane covers (the 33 points and the 16
+/// off-board corners).
 pub const GRID: usize = 49;
+/// Floats of one encoded position: [`INPUT_PLANES`] planes of [`GRID`] cells.
 pub const INPUT_SIZE: usize = INPUT_PLANES * GRID;
+/// Policy planes: 8 step directions, then 8 jump directions.
 pub const POLICY_PLANES: usize = 16;
 /// Number of segment logits the network outputs.
 pub const POLICY_SIZE: usize = POLICY_PLANES * GRID;
@@ -94,6 +99,8 @@ pub fn encode_into_zeroed(position: &Position, repetitions: usize, out: &mut [f3
     }
 }
 
+/// The planes of `position` (which has stood on the board `repetitions`
+/// times in its game, counting now) in a new vector of [`INPUT_SIZE`].
 pub fn encode(position: &Position, repetitions: usize) -> Vec<f32> {
     let mut v = vec![0.0; INPUT_SIZE];
     encode_into(position, repetitions, &mut v);
@@ -148,6 +155,8 @@ pub fn for_each_segment(m: Move, mut f: impl FnMut(usize)) {
     }
 }
 
+/// The policy indices of `m`'s segments, in order: one for a step, one per
+/// jump for a capture chain (whose logit is their sum).
 pub fn segments(m: Move) -> Vec<usize> {
     let mut v = Vec::with_capacity(m.jumps().max(1));
     for_each_segment(m, |s| v.push(s));

@@ -16,7 +16,10 @@ use tch::{Device, Kind, Tensor};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
+    /// 32-bit floats (`f32`, also accepted as `fp32`): the default.
     F32,
+    /// bfloat16 (`bf16`): half the memory traffic, fast only where the
+    /// hardware has bf16 units (see [`cpu_has_fast_bf16`]).
     Bf16,
 }
 
@@ -32,6 +35,7 @@ impl std::str::FromStr for Precision {
 }
 
 impl Precision {
+    /// The libtorch element type of this precision.
     pub fn kind(self) -> Kind {
         match self {
             Precision::F32 => Kind::Float,
@@ -84,6 +88,9 @@ impl FoldedConv {
     }
 }
 
+/// A linear layer's weight and bias, in the inference precision.
+type LinearWeights = (Tensor, Tensor);
+
 /// A frozen copy of a [`PolicyValueNet`] for fast evaluation.
 pub struct InferenceNet {
     input: FoldedConv,
@@ -91,10 +98,10 @@ pub struct InferenceNet {
     policy_hidden: FoldedConv,
     policy_out: FoldedConv,
     value_hidden: FoldedConv,
-    value_fc: (Tensor, Tensor),
-    value_out: (Tensor, Tensor),
+    value_fc: LinearWeights,
+    value_out: LinearWeights,
     /// The moves-left head (1x1 convolution, hidden layer, output), if any.
-    moves_left: Option<(FoldedConv, (Tensor, Tensor), (Tensor, Tensor))>,
+    moves_left: Option<(FoldedConv, LinearWeights, LinearWeights)>,
     kind: Kind,
     device: Device,
 }
@@ -105,12 +112,14 @@ pub struct InferenceOutput {
     pub policy: Vec<f32>,
     /// [batch * 3] win/draw/loss probabilities of the side to move.
     pub wdl: Vec<f32>,
-    /// [batch] predicted plies to the end of the game (never negative);
+    /// \[batch\] predicted plies to the end of the game (never negative);
     /// empty for a network without the moves-left head.
     pub plies_left: Vec<f32>,
 }
 
 impl InferenceNet {
+    /// Freezes `net`: batch norms folded into their convolutions, weights
+    /// detached, converted to `precision` and moved to `device`.
     pub fn new(net: &PolicyValueNet, precision: Precision, device: Device) -> InferenceNet {
         let _guard = tch::no_grad_guard();
         let kind = precision.kind();
@@ -152,6 +161,7 @@ impl InferenceNet {
         }
     }
 
+    /// The device the weights live on and batches run on.
     pub fn device(&self) -> Device {
         self.device
     }

@@ -24,6 +24,7 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// How a [`NetEvaluator`] batches, caches and threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EvaluatorConfig {
     /// Most positions per network call.
@@ -119,13 +120,18 @@ const SHARDS: usize = 64;
 /// Counters for reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EvaluatorStats {
+    /// Cache lookups (none are counted while the cache is disabled).
     pub lookups: u64,
+    /// Lookups answered from the cache.
     pub hits: u64,
+    /// Positions the network has run on.
     pub positions_run: u64,
+    /// Network calls (batches) the inference thread has made.
     pub batches_run: u64,
 }
 
 impl EvaluatorStats {
+    /// Share of lookups answered from the cache; 0 without lookups.
     pub fn hit_rate(&self) -> f64 {
         if self.lookups == 0 {
             0.0
@@ -133,6 +139,8 @@ impl EvaluatorStats {
             self.hits as f64 / self.lookups as f64
         }
     }
+
+    /// Mean positions per network call; 0 before the first call.
     pub fn mean_batch(&self) -> f64 {
         if self.batches_run == 0 {
             0.0
@@ -142,6 +150,10 @@ impl EvaluatorStats {
     }
 }
 
+/// The network as a search [`Evaluator`] for halatafl games: the handle to
+/// one inference thread (started by [`NetEvaluator::start`], stopped and
+/// joined on drop) and its shared cache. See the module doc for how requests
+/// are batched.
 pub struct NetEvaluator {
     sender: Mutex<Sender<Request>>,
     shards: Vec<Mutex<Vec<Option<CacheEntry>>>>,
@@ -204,6 +216,7 @@ impl NetEvaluator {
         }
     }
 
+    /// The cache and batching counters so far.
     pub fn stats(&self) -> EvaluatorStats {
         EvaluatorStats {
             lookups: self.lookups.load(Ordering::Relaxed),

@@ -1,13 +1,15 @@
 //! The policy/value network on libtorch through `tch`: the input encoding and
 //! policy index space ([`encoding`]), the residual network ([`model`]) and its
 //! inference form with folded batch norm ([`inference`]), the training step
-//! ([`train`]), checkpoints ([`checkpoint`]), and the batching evaluator that
+//! ([`trainer`]), checkpoints ([`checkpoint`]), and the batching evaluator that
 //! serves tree searches on many threads from one inference thread
-//! ([`evaluator`]).
+//! ([`inference_server`]).
 //!
 //! Threads: tch tensors are not `Sync`, so exactly one thread owns an
 //! [`inference::InferenceNet`]; others talk to it over a channel. Call
 //! [`set_threads`] once at start-up to fix libtorch's intra-op pool.
+
+#![warn(missing_docs)]
 
 pub mod agent;
 pub mod autocast;
@@ -34,10 +36,15 @@ pub use trainer::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig,
 
 use thiserror::Error;
 
+/// Why a device name did not give a device ([`parse_device`]).
 #[derive(Debug, Error)]
 pub enum DeviceError {
+    /// The name is none of `cpu`, `auto`, `cuda`, `gpu`, `cuda:N` (the name
+    /// as given).
     #[error("unknown device `{0}`: expected cpu, cuda or cuda:N")]
     Unknown(String),
+    /// A CUDA device was named, but libtorch sees no GPU or none with that
+    /// index (the name as given).
     #[error("device `{0}` was asked for but no CUDA GPU is available to libtorch")]
     NoCuda(String),
 }

@@ -1,7 +1,7 @@
 //! The policy/value network: a residual tower (He et al. 2016) with an
 //! AlphaZero-style policy head (segment logits, see [`crate::encoding`]) and a
 //! win/draw/loss value head. Built from an `nn::Path` with named sub-paths so
-//! checkpoint tensor names read like `tower.3.conv2.weight`.
+//! checkpoint tensor names read like `tower.3.second.conv.weight`.
 //!
 //! Optionally ([`NetConfig::moves_left_head`]) a moves-left head, the
 //! auxiliary head of Leela Chess Zero (MLH, 2020; KataGo's search adds
@@ -26,7 +26,9 @@ pub const MOVES_LEFT_SCALE: f64 = 100.0;
 /// convolution for inference.
 #[derive(Debug)]
 pub struct ConvBn {
+    /// The convolution, without bias (tensors `conv.weight`).
     pub conv: nn::Conv2D,
+    /// The batch norm applied to the convolution's output (tensors `bn.*`).
     pub bn: nn::BatchNorm,
 }
 
@@ -48,21 +50,39 @@ impl ConvBn {
     }
 }
 
+/// One residual block of the tower: `relu(second(relu(first(x))) + x)`,
+/// both convolutions 3x3 with the tower's channels.
 #[derive(Debug)]
 pub struct ResidualBlock {
+    /// The first 3x3 convolution and norm, followed by a ReLU.
     pub first: ConvBn,
+    /// The second 3x3 convolution and norm, whose output is added to the
+    /// block's input before the final ReLU.
     pub second: ConvBn,
 }
 
+/// The whole network: an input convolution, the residual tower, and the
+/// policy, value and (optional) moves-left heads on the tower's output.
+/// Field names are the checkpoint's tensor name prefixes.
 #[derive(Debug)]
 pub struct PolicyValueNet {
+    /// The shape this network was built with.
     pub config: NetConfig,
+    /// 3x3 convolution from the input planes to the tower's channels.
     pub input: ConvBn,
+    /// The residual blocks, `config.blocks` of them.
     pub tower: Vec<ResidualBlock>,
+    /// The policy head's 1x1 convolution to `config.policy_channels`.
     pub policy_hidden: ConvBn,
+    /// The policy head's biased 1x1 convolution to the 16 policy planes
+    /// (the segment logits).
     pub policy_out: nn::Conv2D,
+    /// The value head's 1x1 convolution to `config.value_channels`.
     pub value_hidden: ConvBn,
+    /// The value head's hidden fully connected layer (`config.value_hidden`
+    /// wide).
     pub value_fc: nn::Linear,
+    /// The value head's output layer: win/draw/loss logits.
     pub value_out: nn::Linear,
     /// The moves-left head, when the config asks for one.
     pub moves_left: Option<MovesLeftHead>,
@@ -72,8 +92,11 @@ pub struct PolicyValueNet {
 /// value head's shape with a single output.
 #[derive(Debug)]
 pub struct MovesLeftHead {
+    /// 1x1 convolution (with batch norm) to the value head's channels.
     pub hidden: ConvBn,
+    /// Hidden fully connected layer, the value head's width.
     pub fc: nn::Linear,
+    /// The single output: plies left / [`MOVES_LEFT_SCALE`].
     pub out: nn::Linear,
 }
 
@@ -94,7 +117,7 @@ impl MovesLeftHead {
         }
     }
 
-    /// Trunk features -> [B] predicted plies left / [`MOVES_LEFT_SCALE`].
+    /// Trunk features -> \[B\] predicted plies left / [`MOVES_LEFT_SCALE`].
     pub fn forward_t(&self, trunk: &Tensor, train: bool) -> Tensor {
         self.hidden
             .forward_t(trunk, train)
@@ -113,11 +136,13 @@ pub struct HeadOutputs {
     pub policy: Tensor,
     /// [B, 3] win/draw/loss logits for the side to move.
     pub value: Tensor,
-    /// [B] predicted plies left / [`MOVES_LEFT_SCALE`], when the net has the head.
+    /// \[B\] predicted plies left / [`MOVES_LEFT_SCALE`], when the net has the head.
     pub moves_left: Option<Tensor>,
 }
 
 impl PolicyValueNet {
+    /// Builds a freshly initialised network of shape `config` whose tensors
+    /// live under `p` (named like `tower.3.first.conv.weight`).
     pub fn new(p: &nn::Path, config: NetConfig) -> PolicyValueNet {
         let c = config.channels;
         let tower = (0..config.blocks)

@@ -8,6 +8,7 @@ use tch::{Device, Kind, Tensor};
 /// One position seen in self-play with its training targets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
+    /// The position, side to move included.
     pub position: Position,
     /// Times this position had stood on the board in its game, counting then.
     pub repetitions: u8,
@@ -64,14 +65,18 @@ pub struct Batch {
     pub policy: Tensor,
     /// [B, 3] value targets.
     pub wdl: Tensor,
-    /// [B] moves-left targets: plies left / [`MOVES_LEFT_SCALE`] (0 where unknown).
+    /// \[B\] moves-left targets: plies left / [`MOVES_LEFT_SCALE`] (0 where unknown).
     pub moves_left: Tensor,
-    /// [B] 1 where the sample has a moves-left target, else 0.
+    /// \[B\] 1 where the sample has a moves-left target, else 0.
     pub moves_left_mask: Tensor,
+    /// Samples in the batch (B).
     pub len: usize,
 }
 
 impl Batch {
+    /// Encodes `samples` into one batch of tensors on `device`, padding every
+    /// sample's move list to the longest one and every move to the longest
+    /// chain.
     pub fn new(samples: &[&Sample], device: Device) -> Batch {
         let b = samples.len();
         let move_lists: Vec<Vec<Move>> = samples

@@ -16,10 +16,13 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, Device, Kind, Tensor};
 use thiserror::Error;
 
+/// The optimizer a [`Trainer`] steps with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OptimizerKind {
+    /// SGD with Nesterov momentum (`momentum`).
     Sgd,
+    /// Adam (`momentum` as beta1, `beta2`), with bias correction.
     Adam,
 }
 
@@ -27,19 +30,27 @@ pub enum OptimizerKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum LrSchedule {
+    /// The base rate throughout.
     Constant,
     /// Multiply by `gamma` at each step in `milestones`.
     Step {
+        /// Steps from which one more factor `gamma` applies.
         milestones: Vec<u64>,
+        /// The factor applied at each milestone passed.
         gamma: f64,
     },
     /// Cosine from the base rate to `min_lr` over `total_steps`.
     Cosine {
+        /// Steps over which the rate falls; it stays at `min_lr` after.
         total_steps: u64,
+        /// The rate at and after `total_steps`.
         min_lr: f64,
     },
 }
 
+/// The training step's settings: optimizer, learning rate and its
+/// schedule, loss weights, clipping and precision. Stored in every
+/// checkpoint's metadata.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrainConfig {
@@ -64,6 +75,7 @@ pub struct TrainConfig {
     pub grad_clip: f64,
     /// Linear warm-up steps.
     pub warmup_steps: u64,
+    /// The rate's course after the warm-up.
     pub schedule: LrSchedule,
     /// `f32`, or `bf16`: mixed precision, the forward pass's convolutions and
     /// products in bf16 under autocast, weights, gradients and losses in fp32.
@@ -101,6 +113,9 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
+    /// The learning rate of the step taken after `step` steps: the
+    /// schedule's rate, scaled by `(step + 1) / warmup_steps` during the
+    /// warm-up.
     pub fn lr_at(&self, step: u64) -> f64 {
         let base = match &self.schedule {
             LrSchedule::Constant => self.lr,
@@ -126,14 +141,20 @@ impl TrainConfig {
 /// Loss components of one step (means over the batch).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Losses {
+    /// Policy cross-entropy against the target distribution.
     pub policy: f64,
+    /// Value cross-entropy against the win/draw/loss target, unweighted.
     pub value: f64,
     /// The moves-left head's loss, unweighted (0 without the head).
     pub moves_left: f64,
+    /// The L2 term, already times the `l2` coefficient.
     pub l2: f64,
+    /// What was minimised: policy + `value_weight` x value + l2, plus
+    /// `moves_left_weight` x moves-left for a network with the head.
     pub total: f64,
     /// Global gradient norm before clipping.
     pub grad_norm: f64,
+    /// The learning rate of this step.
     pub lr: f64,
 }
 
@@ -148,12 +169,15 @@ pub struct NonFiniteLoss {
     /// `policy loss`, `value loss`, `moves-left loss`, `l2 loss`, `total
     /// loss` or `gradient norm`.
     pub what: &'static str,
+    /// The offending value (NaN or infinite).
     pub value: f64,
 }
 
 /// The loss terms of one batch, as tensors (means over the batch).
 pub struct LossTerms {
+    /// Policy cross-entropy.
     pub policy: Tensor,
+    /// Value cross-entropy, unweighted.
     pub value: Tensor,
     /// The moves-left head's loss, unweighted; `None` without the head.
     pub moves_left: Option<Tensor>,
@@ -163,8 +187,12 @@ pub struct LossTerms {
 
 /// A network with its optimizer state.
 pub struct Trainer {
+    /// The variable store that owns the network's tensors (what checkpoints
+    /// save under `net/`).
     pub vs: nn::VarStore,
+    /// The network, its tensors in `vs`.
     pub net: PolicyValueNet,
+    /// The training settings.
     pub config: TrainConfig,
     /// Steps taken so far (drives the schedule and Adam's bias correction).
     pub step: u64,
@@ -223,6 +251,7 @@ impl Trainer {
             .collect();
     }
 
+    /// The device the network's tensors live on.
     pub fn device(&self) -> Device {
         self.vs.device()
     }
