@@ -12,23 +12,35 @@ use std::ops::{Bound, RangeBounds, RangeInclusive};
 use std::path::Path;
 use thiserror::Error;
 
+/// A whole run config, one field per TOML section; a missing section or key
+/// takes its default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
+    /// `[run]`: generations, master seed, threads, device.
     pub run: RunSection,
+    /// `[game]`: the variant played.
     pub game: GameSection,
+    /// `[network]`: the network's shape, inference settings, starting point.
     pub network: NetworkSection,
+    /// `[bootstrap]`: the warm start from an expert's games.
     pub bootstrap: BootstrapSection,
+    /// `[search]`: the self-play search.
     pub search: SearchSection,
+    /// `[selfplay]`: games per generation, resigning, targets, opponent.
     pub selfplay: SelfPlaySection,
+    /// `[replay]`: which samples training draws and how.
     pub replay: ReplaySection,
+    /// `[train]`: the learning stage's batch, steps and optimizer.
     pub train: TrainSection,
+    /// `[eval]`: evaluation matches after training.
     pub eval: EvalSection,
     /// `[async]`: the asynchronous stages (`async` is a Rust keyword).
     #[serde(rename = "async")]
     pub asynchronous: AsyncSection,
 }
 
+/// `[run]`: how long the run is, its seed, and what it runs on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunSection {
@@ -70,6 +82,7 @@ impl RunSection {
     }
 }
 
+/// `[game]`: the variant every game of the run is played in.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GameSection {
@@ -86,6 +99,8 @@ impl Default for GameSection {
     }
 }
 
+/// `[network]`: the network trained, how self-play and evaluation run it,
+/// and what generation 0 starts from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NetworkSection {
@@ -146,7 +161,8 @@ impl NetworkSection {
             0..=MAX_CACHE_ENTRIES,
         )?;
         // A head that is never trained would steer the search with noise.
-        if n.moves_left_head && !(moves_left_weight > 0.0) {
+        // A NaN weight is not positive either, so it is refused here too.
+        if n.moves_left_head && (moves_left_weight.is_nan() || moves_left_weight <= 0.0) {
             return Err(bad(
                 "network.moves_left_head",
                 n.moves_left_head,
@@ -229,7 +245,9 @@ impl BootstrapSection {
 /// Which side `selfplay.opponent` plays in a game against it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpponentSide {
+    /// The opponent plays the foxes, the network the geese.
     Foxes,
+    /// The opponent plays the geese, the network the foxes.
     Geese,
     /// Foxes or geese with even odds, drawn per game.
     Either,
@@ -257,6 +275,7 @@ impl SelfPlaySection {
 }
 
 impl BootstrapSection {
+    /// Whether the run starts from expert games (`games > 0`).
     pub fn enabled(&self) -> bool {
         self.games > 0
     }
@@ -271,6 +290,8 @@ impl BootstrapSection {
     }
 }
 
+/// `[search]`: the tree search self-play plays with (the network's moves in
+/// games against `selfplay.opponent` included).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SearchSection {
@@ -282,6 +303,7 @@ pub struct SearchSection {
     /// with this probability, else a fast search of `fast_simulations` whose
     /// position is not recorded. 1.0 disables it.
     pub full_search_probability: f64,
+    /// Simulations of a fast search (playout cap randomization).
     pub fast_simulations: u32,
     /// PUCT c_init.
     pub c_puct: f32,
@@ -392,6 +414,7 @@ impl SearchSection {
     }
 }
 
+/// `[selfplay]`: the games each generation plays and the samples they give.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SelfPlaySection {
@@ -405,6 +428,7 @@ pub struct SelfPlaySection {
     /// `-resign_threshold` for `resign_consecutive` of its moves (threshold
     /// 0 disables resigning).
     pub resign_threshold: f32,
+    /// Consecutive own moves below the threshold before a side resigns.
     pub resign_consecutive: u32,
     /// Share of games that would resign but are played out, to measure how
     /// often resigning would have been wrong.
@@ -518,6 +542,7 @@ impl SelfPlaySection {
     }
 }
 
+/// `[replay]`: the replay window training draws its samples from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReplaySection {
@@ -557,23 +582,36 @@ impl ReplaySection {
     }
 }
 
+/// `[train]`: the learning stage; [`RunConfig::train_config`] turns it
+/// into the network crate's [`TrainConfig`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrainSection {
+    /// Samples per training step.
     pub batch_size: usize,
+    /// Training steps of each generation from 1 on (generation 0 trains
+    /// `bootstrap.steps`, on the expert's samples, when bootstrapped).
     pub steps_per_generation: u64,
     /// Write a train.csv row every this many steps.
     pub log_every: u64,
     /// `adam` or `sgd` (Nesterov momentum).
     pub optimizer: OptimizerKind,
+    /// Base learning rate.
     pub lr: f64,
+    /// SGD momentum, or Adam's beta1.
     pub momentum: f64,
+    /// L2 coefficient on convolution and linear weights.
     pub l2: f64,
+    /// Clip the global gradient norm to this (0: no clipping).
     pub grad_clip: f64,
+    /// Steps of linear learning-rate warm-up at the start of training.
     pub warmup_steps: u64,
     /// `constant`, `cosine` (to `min_lr` over all generations' steps, the
-    /// bootstrap's included) or `step`.
+    /// bootstrap's included) or `step` (x0.1 at half and at three quarters
+    /// of those steps).
     pub schedule: String,
+    /// The cosine schedule's final rate (at most `lr`); other schedules
+    /// ignore it.
     pub min_lr: f64,
     /// `f32`, or `bf16` for mixed precision: the forward pass under bf16
     /// autocast, weights and losses in fp32. For GPUs and CPUs with AMX or
@@ -655,6 +693,7 @@ impl TrainSection {
     }
 }
 
+/// `[eval]`: the matches that measure each evaluated generation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EvalSection {
@@ -898,6 +937,8 @@ fn above(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
 }
 
 impl RunConfig {
+    /// Parses and validates a config's TOML text; `origin` (its file) begins
+    /// every error message.
     pub fn from_toml(text: &str, origin: &Path) -> Result<RunConfig, String> {
         let config: RunConfig =
             toml::from_str(text).map_err(|e| format!("{}: {e}", origin.display()))?;
@@ -907,16 +948,20 @@ impl RunConfig {
         Ok(config)
     }
 
+    /// Reads, parses and validates the config file at `path`.
     pub fn load(path: &Path) -> Result<RunConfig, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
         RunConfig::from_toml(&text, path)
     }
 
+    /// The whole config as TOML, every key written (what a run directory
+    /// keeps as its `config.toml`).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("config serialises")
     }
 
+    /// The variant `game.variant` names.
     pub fn variant(&self) -> Result<Variant, ConfigError> {
         let text = &self.game.variant;
         text.parse::<Variant>()
@@ -928,6 +973,9 @@ impl RunConfig {
         self.network.net_config()
     }
 
+    /// The training step's settings from `[train]`: the schedule laid over
+    /// every generation's steps (the bootstrap's included), the precision
+    /// parsed, and the keys `[train]` does not have at their defaults.
     pub fn train_config(&self) -> Result<TrainConfig, ConfigError> {
         let t = &self.train;
         let bootstrap_steps = if self.bootstrap.enabled() {

@@ -1,9 +1,12 @@
 //! Self-play training from a config: the project's main job. See [`run`] for
 //! the run directory and how `halatafl train` runs its stages in turn,
-//! [`selfplay_stage`], [`learn`] and [`evaluate`] for the stages,
-//! [`selfplay`] for game generation, [`shard`] for the sample files,
-//! [`rows`] for the CSV files, [`bootstrap`] for the warm start from an
-//! expert, and [`config`] for every knob.
+//! [`selfplay_stage`], [`learn_stage`] and [`eval_stage`] for the stages,
+//! [`selfplay`] for game generation, [`shard`] for the sample files, the
+//! rows of `halatafl_dataio` (re-exported in [`run`]) for the CSV files,
+//! [`bootstrap`] for the warm start from an expert, and [`config`] for
+//! every knob.
+
+#![warn(missing_docs)]
 
 pub mod bootstrap;
 pub mod config;

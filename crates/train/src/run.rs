@@ -56,17 +56,25 @@ pub const STALE_TEMP_SECONDS: u64 = 60;
 
 pub use crate::selfplay::BaseFactory;
 
+/// The stages of one generation, in the order they run (and compare).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
+    /// Self-play games with the previous checkpoint (in generation 0, the
+    /// expert's games of the bootstrap), written as shards.
     SelfPlay,
+    /// Training the generation's checkpoint on the replay window.
     Train,
+    /// Evaluation matches of the new checkpoint (only when due).
     Eval,
 }
 
+/// `progress.json`: the last stage a run completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
+    /// The generation of that stage.
     pub generation: u32,
+    /// The stage completed.
     pub stage: Stage,
 }
 
@@ -81,8 +89,12 @@ impl Progress {
     }
 }
 
+/// A training run: its directory and its config (the one the directory's
+/// `config.toml` holds).
 pub struct Run {
+    /// The run directory every stage reads and writes.
     pub dir: PathBuf,
+    /// The run's config.
     pub config: RunConfig,
 }
 
@@ -104,12 +116,16 @@ pub(crate) fn bar(len: u64, what: &str) -> ProgressBar {
 }
 
 impl Run {
+    /// Generation `generation`'s checkpoint file,
+    /// `checkpoints/gen_NNNN.safetensors`.
     pub fn checkpoint(&self, generation: u32) -> PathBuf {
         self.dir
             .join("checkpoints")
             .join(format!("gen_{generation:04}.safetensors"))
     }
 
+    /// The folder of generation `generation`'s sample shards,
+    /// `shards/gen_NNNN`.
     pub fn shard_dir(&self, generation: u32) -> PathBuf {
         self.dir.join("shards").join(format!("gen_{generation:04}"))
     }
@@ -352,6 +368,8 @@ impl Run {
         Ok(())
     }
 
+    /// The last completed stage from `progress.json`; `None` when the file
+    /// does not exist (nothing completed yet).
     pub fn progress(&self) -> Result<Option<Progress>, TrainError> {
         let path = self.dir.join("progress.json");
         if !path.exists() {

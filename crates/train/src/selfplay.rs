@@ -43,12 +43,15 @@ use std::time::Instant;
 /// How one self-play game ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FinishedGame {
+    /// The game's number in its generation, from 0.
     pub index: usize,
     /// `foxes`, `geese` or `draw`.
     pub result: &'static str,
     /// A docs/rules.md reason, `resigned` or `max-plies`.
     pub reason: String,
+    /// Plies played in this game (from its drawn start, if it had one).
     pub plies: usize,
+    /// Samples the game gave (positions of full searches by the network).
     pub samples: usize,
     /// For played-out games that would have resigned: whether resigning would
     /// have been wrong (the would-be resigner did not lose).
@@ -83,6 +86,10 @@ impl SelfPlayStats {
     }
 }
 
+/// The self-play search from `[search]`: Dirichlet noise on, the opening
+/// temperature, then the most visited move (final temperature 0), the tree
+/// kept between moves. Each move then picks full or fast (playout cap
+/// randomization): a fast search runs `fast_simulations` without noise.
 pub fn search_config(config: &RunConfig) -> MctsConfig {
     let s = &config.search;
     MctsConfig {
@@ -174,12 +181,18 @@ fn side_index(s: Side) -> usize {
 
 /// Everything a worker needs, shared by all workers of a generation.
 pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
+    /// The run's config.
     pub config: &'a RunConfig,
     /// Worker threads (the run's `threads`, capped by the caller).
     pub threads: usize,
+    /// The variant whose start a game begins at when it does not begin at
+    /// one of `starts`.
     pub variant: Variant,
+    /// The network evaluator every worker's searches share.
     pub evaluator: &'a E,
+    /// The generation being played (named in errors).
     pub generation: u32,
+    /// The stage's seed: every game's and opponent's seed derives from it.
     pub seed: u64,
     /// Games to play, numbered from 0 (their seeds derive from `seed` and
     /// the number).
@@ -204,6 +217,7 @@ pub struct ShardPiece<'a> {
     pub thread: usize,
     /// ... and its how-many-th piece (0-based).
     pub part: usize,
+    /// The samples, in the order their games finished.
     pub samples: &'a [StoredSample],
     /// The games the samples come from.
     pub games: usize,

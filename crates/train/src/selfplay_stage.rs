@@ -160,6 +160,10 @@ impl Run {
         Ok(NetEvaluator::start(move || net, self.evaluator_config()))
     }
 
+    /// Generation `generation`'s self-play in turn (`halatafl train`): the
+    /// previous checkpoint plays `selfplay.games` games, whose samples go to
+    /// the generation's shards and whose totals to a `selfplay.csv` row and
+    /// the log.
     pub fn selfplay_stage(
         &self,
         generation: u32,

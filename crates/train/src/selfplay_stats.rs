@@ -10,15 +10,27 @@ use std::collections::BTreeMap;
 /// asynchronous workers store in the shard's header).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SelfPlayStats {
+    /// Games finished.
     pub games: usize,
+    /// Samples the games gave.
     pub samples: usize,
+    /// Plies played over all games.
     pub plies: usize,
+    /// Games the foxes won.
     pub foxes_wins: usize,
+    /// Games the geese won.
     pub geese_wins: usize,
+    /// Drawn games, those adjudicated at `selfplay.max_plies` included.
     pub draws: usize,
+    /// Games per end reason (a docs/rules.md reason, `resigned` or
+    /// `max-plies`).
     pub reasons: BTreeMap<String, usize>,
+    /// Games that would have resigned but were played out to check.
     pub resign_checked: usize,
+    /// Of those, the games the would-be resigner did not lose: resigning
+    /// would have been wrong.
     pub resign_false: usize,
+    /// Wall-clock seconds the games took (summed over batches when merged).
     pub seconds: f64,
     /// Games that began at a position drawn from earlier games
     /// (`selfplay.start_position_fraction`) rather than at the start.

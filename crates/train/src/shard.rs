@@ -3,7 +3,7 @@
 //! Layout (little-endian):
 //! - magic `HTFLSHD1`;
 //! - u32 header length, then a JSON header ([`ShardHeader`]);
-//! - `count` records of [`RECORD_FIXED`] bytes plus 2 bytes per legal move:
+//! - `count` records of 52 bytes (`RECORD_FIXED`) plus 2 bytes per legal move:
 //!   foxes u64, geese u64, side u8, quiet u16, repetitions u8, variant (kind,
 //!   corner links, geese, sideways: 4 x u8), number of legal moves u16,
 //!   result WDL 3 x f32, search WDL 3 x f32, plies left u16 (0: unknown; see
@@ -27,19 +27,29 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// The first eight bytes of every shard file.
 pub const MAGIC: &[u8; 8] = b"HTFLSHD1";
+/// The shard format version written now (records carry the plies left).
 pub const SHARD_VERSION: u32 = 2;
 /// The version before the plies left, still read.
 pub const SHARD_VERSION_WITHOUT_PLIES_LEFT: u32 = 1;
 /// Fixed bytes of a version 2 record (a version 1 record lacks the last 2).
 const RECORD_FIXED: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12 + 2;
 
+/// A shard's JSON header: what the records are and where they come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShardHeader {
+    /// The shard format version ([`SHARD_VERSION`], or
+    /// [`SHARD_VERSION_WITHOUT_PLIES_LEFT`] for an old shard).
     pub version: u32,
+    /// The network input encoding the samples were made for; a shard of
+    /// another encoding is refused.
     pub encoding_version: u32,
+    /// The generation whose training the samples are for (played by
+    /// checkpoint `generation - 1`; 0 for the expert's games).
     pub generation: u32,
+    /// Number of sample records.
     pub count: usize,
     /// Number of games the samples come from.
     pub games: usize,
@@ -65,30 +75,50 @@ pub struct ShardOrigin {
     pub stats: SelfPlayStats,
     /// The worker's inference server since it loaded the checkpoint.
     pub net_batch_mean: f64,
+    /// The same server's cache hit rate.
     pub cache_hit_rate: f64,
 }
 
 /// A sample as stored: the training sample plus the search's own value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredSample {
+    /// The position and its training targets.
     pub sample: Sample,
     /// The root value of the search, for the side to move.
     pub search_wdl: [f32; 3],
 }
 
+/// Why a shard could not be written or read.
 #[derive(Debug, Error)]
 pub enum ShardError {
+    /// The file could not be written, or read (missing, not a regular file,
+    /// larger than [`MAX_SHARD_BYTES`]).
     #[error("shard {path}: {source}")]
     Io {
+        /// The shard file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The file as a whole is wrong: bad magic, checksum mismatch, a bad
+    /// header, another format or encoding version, trailing bytes.
     #[error("shard {path}: {why}")]
-    Bad { path: PathBuf, why: String },
+    Bad {
+        /// The shard file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// One record is wrong (truncated, an unknown variant or impossible
+    /// position, targets that are not probabilities, a policy of the wrong
+    /// length or all zero).
     #[error("shard {path}, record {record}: {why}")]
     BadRecord {
+        /// The shard file.
         path: PathBuf,
+        /// The record's index, from 0.
         record: usize,
+        /// What is wrong with it.
         why: String,
     },
 }
@@ -111,6 +141,8 @@ fn variant_from(bytes: &[u8]) -> Result<Variant, String> {
     }
 }
 
+/// A shard's bytes: the header for `generation`, `games` and `origin`, the
+/// records of `samples`, and the checksum.
 pub fn encode_shard(
     samples: &[StoredSample],
     generation: u32,
@@ -152,6 +184,8 @@ pub fn encode_shard(
     out
 }
 
+/// Writes [`encode_shard`]'s bytes to `path` atomically (temporary name,
+/// then rename).
 pub fn write_shard(
     path: &Path,
     samples: &[StoredSample],
@@ -179,6 +213,7 @@ fn read_shard_bytes(path: &Path) -> Result<Vec<u8>, ShardError> {
     })
 }
 
+/// Reads and checks the shard at `path`: its header and every sample.
 pub fn read_shard(path: &Path) -> Result<(ShardHeader, Vec<StoredSample>), ShardError> {
     decode_shard(path, &read_shard_bytes(path)?)
 }
@@ -234,6 +269,7 @@ fn decode_header<'a>(
     Ok((header, body, header_end))
 }
 
+/// [`read_shard`] on a shard's bytes; `path` only names them in errors.
 pub fn decode_shard(
     path: &Path,
     bytes: &[u8],
