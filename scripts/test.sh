@@ -6,6 +6,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 ./scripts/setup-torch.sh
 cargo build --release --workspace --all-targets
+# Lints: every crate takes the workspace's [lints]; any clippy warning fails the run.
+cargo clippy --release --workspace --all-targets -- -D warnings
 cargo test --release --workspace
 # The build half of the GPU check (scripts/gpu-build.sh, gpu-run.sh): a
 # bundle built and run through the device path; without a GPU, `cuda` must

@@ -82,12 +82,12 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What the agent factory gives for one spec: the agent, or why the spec
+/// names none.
+type BuiltAgent = std::result::Result<Box<dyn halatafl_agent::Agent>, halatafl_agent::SpecError>;
+
 /// Builds the run's non-network agents (the expert, evaluation opponents).
-pub fn base_factory(
-    run: &Run,
-) -> Result<
-    impl Fn(&str, u64) -> Result<Box<dyn halatafl_agent::Agent>, halatafl_agent::SpecError> + Sync,
-> {
+pub fn base_factory(run: &Run) -> Result<impl Fn(&str, u64) -> BuiltAgent + Sync> {
     let variant = run.config.variant()?;
     Ok(move |spec: &str, seed: u64| crate::agents::build_agent(spec, seed, variant))
 }
