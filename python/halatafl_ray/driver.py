@@ -24,6 +24,12 @@ from . import stages
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_BINARY = REPO / "target" / "release" / "halatafl"
 
+# Most self-play workers one driver starts. Each is a Ray actor (a Python
+# process of its own, about 100 MB) and a halatafl process; one learner
+# cannot use the shards of more (they wait, `max_ahead_generations`), and a
+# larger number is surely a typo, which would make millions of actors.
+MAX_WORKERS = 1024
+
 
 class RunError(Exception):
     """A run that cannot start or that failed; the message says why."""
@@ -44,8 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-restarts", type=int, default=10, help="times Ray restarts a stage's dead actor (default 10)")
     p.add_argument("--bin", type=Path, default=Path(os.environ.get("HALATAFL_BIN", DEFAULT_BINARY)), help=f"the halatafl binary, at this path on every node (default $HALATAFL_BIN or {DEFAULT_BINARY})")
     args = p.parse_args(argv)
-    if args.workers < 1:
-        p.error("--workers must be at least 1")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        p.error(f"--workers {args.workers}: must be from 1 to {MAX_WORKERS} (each worker is a Ray actor and a halatafl process)")
     if args.max_restarts < 0:
         p.error("--max-restarts must be 0 or more")
     if args.num_cpus is not None and args.num_cpus < 1:
@@ -82,6 +88,60 @@ def stage_resources(config: dict) -> dict[str, dict]:
     }
 
 
+def _count(n: float, what: str) -> str:
+    return f"{n:g} {what}{'' if n == 1 else 's'}"
+
+
+def _asks(ask: dict) -> str:
+    text = _count(ask["num_cpus"], "CPU")
+    return text + (f" and {_count(ask['num_gpus'], 'GPU')}" if ask["num_gpus"] else "")
+
+
+def unschedulable(resources: dict[str, dict], workers: int, nodes: list[dict], where: str, more: str) -> str | None:
+    """Why the stages cannot all run at once on `nodes` (each node's CPU and
+    GPU totals, as Ray counts them), or None. Every stage holds its CPUs (and
+    the learner its GPU) for as long as it runs, so stages that do not fit
+    would wait for ever while the others wait for them. Only sure failures
+    are named: the sums exceed the cluster, or a stage exceeds every node.
+    `where` names the cluster in the message, `more` says how to get more
+    CPUs."""
+    learn, selfplay, evaluate = resources["learn"], resources["selfplay"], resources["evaluate"]
+    stages = [("the learner", learn), ("a self-play worker", selfplay), ("the evaluator", evaluate)]
+    asked = (
+        f"the learner asks {_asks(learn)}, each of the {workers} self-play worker{'s' if workers > 1 else ''} "
+        f"{_asks(selfplay)} and the evaluator {_asks(evaluate)}"
+    )
+    cpus = sum(n.get("CPU", 0) for n in nodes)
+    gpus = sum(n.get("GPU", 0) for n in nodes)
+    has = f"{where} has {_count(cpus, 'CPU')} and {_count(gpus, 'GPU')}"
+    if len(nodes) > 1:
+        has += f" on {len(nodes)} nodes"
+    need_cpus = learn["num_cpus"] + evaluate["num_cpus"] + workers * selfplay["num_cpus"]
+    need_gpus = learn["num_gpus"] + evaluate["num_gpus"] + workers * selfplay["num_gpus"]
+    if need_gpus > gpus:
+        return (
+            f'the stages cannot all be scheduled: the config says device = "cuda", and {asked}: '
+            f"{_count(need_gpus, 'GPU')} in all, but {has}"
+        )
+    if need_cpus > cpus:
+        room = cpus - learn["num_cpus"] - evaluate["num_cpus"]
+        fit = int(room // selfplay["num_cpus"]) if selfplay["num_cpus"] > 0 and room >= 0 else 0
+        hint = f"give {more}, or at most {fit} --workers" if fit >= 1 else f"give {more}"
+        return (
+            f"the stages cannot all be scheduled: {asked}: {_count(need_cpus, 'CPU')} in all, "
+            f"but {has}; {hint} (`[run] threads` and `torch_threads` of the config set what each asks)"
+        )
+    for name, ask in stages:
+        if not any(n.get("CPU", 0) >= ask["num_cpus"] and n.get("GPU", 0) >= ask["num_gpus"] for n in nodes):
+            largest = max(nodes, key=lambda n: (n.get("CPU", 0), n.get("GPU", 0)), default={})
+            return (
+                f"the stages cannot all be scheduled: {name} asks {_asks(ask)}, "
+                f"but no node of {where} has that many (the largest has {_count(largest.get('CPU', 0), 'CPU')} "
+                f"and {_count(largest.get('GPU', 0), 'GPU')})"
+            )
+    return None
+
+
 def checkpoints(run: Path) -> list[str]:
     try:
         return sorted(n for n in os.listdir(run / "checkpoints") if n.endswith(".safetensors") and not n.startswith("."))
@@ -112,20 +172,28 @@ class Driver:
         # The actor class travels by value, so nodes need no copy of this
         # package on their Python path (only the binary and the run dir).
         ray.cloudpickle.register_pickle_by_value(stages)
+        workers = self.args.workers
         if self.args.address:
             ray.init(address=self.args.address, include_dashboard=False, log_to_driver=False)
+            nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+            why = unschedulable(resources, workers, nodes, f"the Ray cluster at {self.args.address}", "the cluster more CPUs")
         else:
-            wanted = resources["learn"]["num_cpus"] + resources["evaluate"]["num_cpus"] + self.args.workers * resources["selfplay"]["num_cpus"]
+            wanted = resources["learn"]["num_cpus"] + resources["evaluate"]["num_cpus"] + workers * resources["selfplay"]["num_cpus"]
             cpus = self.args.num_cpus or max(os.cpu_count() or 1, wanted)
             gpus = resources["learn"]["num_gpus"]
-            ray.init(num_cpus=cpus, num_gpus=gpus or None, include_dashboard=False, log_to_driver=False)
+            # Checked before Ray starts: nothing is started for a run that
+            # could not go on (an explicit --num-cpus below what the stages
+            # ask would leave some of them waiting for ever).
+            where = "the local Ray instance" + (f" (--num-cpus {cpus})" if self.args.num_cpus else "")
+            why = unschedulable(resources, workers, [{"CPU": cpus, "GPU": gpus}], where, f"--num-cpus {wanted} or more")
+            if why is None:
+                ray.init(num_cpus=cpus, num_gpus=gpus or None, include_dashboard=False, log_to_driver=False)
+        if why is not None:
+            raise RunError(why)
         # scancel and `kill` send SIGTERM: stop as on Ctrl-C. Set after
         # ray.init, whose own handler (a crash report) would replace it.
         signal.signal(signal.SIGTERM, _interrupt)
         self.say(f"Ray {ray.__version__}: {ray.cluster_resources()}")
-        gpus = ray.cluster_resources().get("GPU", 0)
-        if resources["learn"]["num_gpus"] > gpus:
-            raise RunError('the config says device = "cuda" but the Ray cluster has no GPU for the learner')
 
     def actor(self, name: str, args: list[str], resources: dict, max_restarts: int):
         cls = self.ray.remote(stages.StageProcess)

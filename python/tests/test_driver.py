@@ -78,13 +78,13 @@ def said(proc: subprocess.Popen) -> str:
     return proc.out.read_text(errors="replace")
 
 
-def finish(proc: subprocess.Popen) -> tuple[int, str]:
+def finish(proc: subprocess.Popen, limit: float = LIMIT) -> tuple[int, str]:
     try:
-        proc.wait(timeout=LIMIT)
+        proc.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        pytest.fail(f"the driver did not finish within {LIMIT} s:\n{said(proc)}")
+        pytest.fail(f"the driver did not finish within {limit} s:\n{said(proc)}")
     out = said(proc)
     proc.out.unlink()
     return proc.returncode, out
@@ -119,11 +119,11 @@ def worker_process(run: Path, worker: str, other_than: int | None = None) -> tup
     pytest.fail(f"no halatafl process of worker {worker} within {LIMIT} s")
 
 
-def wait_for(what: str, condition) -> None:
-    deadline = time.monotonic() + LIMIT
+def wait_for(what: str, condition, limit: float = LIMIT) -> None:
+    deadline = time.monotonic() + limit
     while not condition():
         if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {LIMIT} s")
+            pytest.fail(f"{what}: not within {limit} s")
         time.sleep(0.05)
 
 
@@ -235,3 +235,19 @@ def test_killed_workers_restart_and_ctrl_c_resumes(tmp_path):
     assert code == 0, out
     assert f"resuming {run}" in out, out
     check_finished_run(run, generations)
+
+
+def test_stages_that_cannot_all_be_scheduled_are_refused_before_anything_starts(tmp_path):
+    # 5 stages of 1 CPU on a local instance of 2 CPUs: three of them would
+    # wait for ever for a CPU, and the run with them.
+    run = tmp_path / "run"
+    proc = driver("--config", str(config(tmp_path, 3)), "--run", str(run), "--workers", "3", "--num-cpus", "2")
+    code, out = finish(proc, limit=60)
+    assert code == 1, out
+    assert (
+        "halatafl_ray: error: the stages cannot all be scheduled: the learner asks 1 CPU, each of the 3 "
+        "self-play workers 1 CPU and the evaluator 1 CPU: 5 CPUs in all, but the local Ray instance "
+        "(--num-cpus 2) has 2 CPUs and 0 GPUs; give --num-cpus 5 or more" in out
+    ), out
+    # Nothing started: no Ray instance, no generation 0.
+    assert "Ray 2." not in out and not run.exists(), out
