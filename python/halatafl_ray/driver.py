@@ -1,4 +1,4 @@
-"""The driver: runs an asynchronous halatafl run (docs/async-and-ray.md, "Asynchronous mode:
+"""The driver: runs an asynchronous halatafl run (README, "Asynchronous mode:
 stages as processes") as Ray actors, one `halatafl` process each: generation
 0 (`train --init-only`), then the learner, N self-play workers and the
 evaluator side by side until the run is finished.
@@ -6,7 +6,7 @@ evaluator side by side until the run is finished.
 Checkpoints and shards travel through the run directory, which every node
 must see at the same path (a shared filesystem): the stages already talk only
 through that directory, with atomic renames and file locks, so the driver
-adds no channel of its own (docs/async-and-ray.md, "Ray: the stages on a cluster").
+adds no channel of its own (README, "Ray: the stages on a cluster").
 """
 
 from __future__ import annotations
@@ -167,6 +167,14 @@ class Driver:
     def say(self, text: str) -> None:
         print(f"halatafl_ray: {text}", flush=True)
 
+    def report_restart(self, name: str, result: dict) -> None:
+        """A stage's halatafl process killed by a signal (the OOM killer, a
+        `kill`) and started again by its actor, said when the actor sees it."""
+        self.say(
+            f"{name}: its halatafl process was killed by signal {result['signal']}; "
+            f"its actor started it again (restart {result['child_restarts']}; {result['log']})"
+        )
+
     def start_ray(self, resources: dict[str, dict]) -> None:
         ray = self.ray
         # The actor class travels by value, so nodes need no copy of this
@@ -220,6 +228,9 @@ class Driver:
             self.logs = self.run.parent / f".{self.run.name}.ray-logs"
         handle = self.actor("init", args, resources, max_restarts=0)
         result = self.ray.get(handle.wait.remote())
+        while result["restarted"]:
+            self.report_restart("init", result)
+            result = self.ray.get(handle.wait.remote())
         self.ray.kill(handle, no_restart=True)
         del self.actors["init"]
         if result["code"] != 0:
@@ -273,8 +284,10 @@ class Driver:
                     self.say(f"{name}: its actor died; Ray restarts it (restart {restarts[name]})")
                     pending[self.actors[name].wait.remote()] = name
                     continue
-                if result["child_restarts"]:
-                    self.say(f"{name}: its halatafl process was killed and started again {result['child_restarts']} time(s)")
+                if result["restarted"]:
+                    self.report_restart(name, result)
+                    pending[self.actors[name].wait.remote()] = name
+                    continue
                 if result["code"] != 0:
                     raise RunError(f"{name} failed (status {result['code']}; {result['log']}):\n{result['tail']}")
                 self.say(f"{name} finished")

@@ -12,7 +12,9 @@ process alive until that child exits by itself:
 - The child gets SIGKILL when the actor process dies (PR_SET_PDEATHSIG), so
   no orphan keeps the stage's lock after its actor was killed or restarted.
 - A child killed by a signal while its actor lives (the OOM killer, a `kill`)
-  is started again by the actor, as Ray would restart the actor.
+  is started again by the actor, as Ray would restart the actor; `wait`
+  returns at once to say so (the driver reports it and waits again), so a
+  restart is known when it happens, not when the stage ends.
 - A child that exits with a status is done: 0 when its part of the run is
   finished, anything else is an error the driver reports.
 
@@ -99,6 +101,7 @@ class StageProcess:
         # After a restart the previous child's lock may linger for a moment.
         self.lock_may_linger = reconstructed
         self.child_restarts = 0
+        self.lock_retries = 0
         self._note("restarted by Ray: starting" if reconstructed else "starting")
         self._start()
 
@@ -125,9 +128,10 @@ class StageProcess:
         return os.getpid(), self.child.pid
 
     def wait(self) -> dict:
-        """Blocks until the stage exits by itself; starts it again when it was
-        killed by a signal. Returns its exit status and what happened."""
-        lock_retries = 0
+        """Blocks until the stage exits by itself (`restarted` False: its exit
+        status is `code`), or until it was killed by a signal and started
+        again (`restarted` True, with the `signal`): then the caller reports
+        the restart and calls `wait` again."""
         while True:
             code = self.child.wait()
             if code < 0 and self.child_restarts < MAX_CHILD_RESTARTS:
@@ -135,18 +139,24 @@ class StageProcess:
                 self._note(f"killed by signal {-code}; starting it again")
                 self.lock_may_linger = True
                 self._start()
-                continue
+                return {
+                    "restarted": True,
+                    "signal": -code,
+                    "child_restarts": self.child_restarts,
+                    "log": str(self.log_path),
+                }
             if (
                 code == 1
                 and self.lock_may_linger
-                and lock_retries < LOCK_RETRIES
+                and self.lock_retries < LOCK_RETRIES
                 and "already running" in tail(self.log_path, since=self.log_start)
             ):
-                lock_retries += 1
+                self.lock_retries += 1
                 time.sleep(LOCK_RETRY_SECONDS)
                 self._start()
                 continue
             return {
+                "restarted": False,
                 "code": code,
                 "child_restarts": self.child_restarts,
                 "log": str(self.log_path),

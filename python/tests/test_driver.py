@@ -204,11 +204,18 @@ def test_killed_workers_restart_and_ctrl_c_resumes(tmp_path):
         wait_for("worker 1's halatafl process dying with its actor", lambda: gone(child))
         new_child, new_actor = worker_process(run, "1", other_than=child)
         assert new_actor != actor
-        # Worker 2's halatafl process, SIGKILLed: its actor starts it again.
+        # Worker 2's halatafl process, SIGKILLed: its actor starts it again,
+        # and the driver says so at once, not when the stage ends.
         child, actor = worker_process(run, "2")
         os.kill(child, signal.SIGKILL)
         new_child, new_actor = worker_process(run, "2", other_than=child)
         assert new_actor == actor
+        wait_for(
+            "the driver reporting worker 2's restarted halatafl process",
+            lambda: "selfplay-2: its halatafl process was killed" in said(proc),
+            limit=20,
+        )
+        assert proc.poll() is None and not (run / "finished.json").exists(), f"reported only once the run ended:\n{said(proc)}"
         # Ctrl-C (SIGINT to the driver's process group, as a terminal sends)
         # mid-run stops every stage. Sent once the driver has reported worker
         # 1's actor death: Ray tells it a second or two after the kill, and
@@ -223,6 +230,7 @@ def test_killed_workers_restart_and_ctrl_c_resumes(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert code == 130, out
     assert "selfplay-1: its actor died; Ray restarts it" in out, out
+    assert "selfplay-2: its halatafl process was killed by signal 9; its actor started it again (restart 1;" in out, out
     assert not (run / "finished.json").exists(), "the run ended before the Ctrl-C: make it longer"
     wait_for("no halatafl process left", lambda: not halatafl_processes(run))
     log2 = (run / "ray-logs" / "selfplay-2.log").read_text()
