@@ -251,9 +251,10 @@ class Driver:
         self.start_ray(resources)
         self.init_run(resources["learn"])
 
-        stage_args = {"learn": ["learn"], "evaluate": ["evaluate"]}
+        # `halatafl stage <name> ...`: the asynchronous mode's processes.
+        stage_args = {"learn": ["stage", "learn"], "evaluate": ["stage", "evaluate"]}
         for w in range(1, self.args.workers + 1):
-            stage_args[f"selfplay-{w}"] = ["selfplay", "--worker", str(w)]
+            stage_args[f"selfplay-{w}"] = ["stage", "selfplay", "--worker", str(w)]
         if self.args.worker_device:
             for name, args in stage_args.items():
                 if name != "learn":

@@ -55,7 +55,7 @@ def driver(*args: str) -> subprocess.Popen:
     non-interactive shell inherits it ignored, and Python then never turns a
     Ctrl-C into KeyboardInterrupt. Its output goes to a file (`proc.out`), so
     a test can wait for a line while it runs (`said`)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), HALATAFL_BIN=str(BINARY))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "ray"), HALATAFL_BIN=str(BINARY))
     fd, out = tempfile.mkstemp(prefix="halatafl-driver-", suffix=".out")
     try:
         proc = subprocess.Popen(
@@ -113,7 +113,7 @@ def worker_process(run: Path, worker: str, other_than: int | None = None) -> tup
     deadline = time.monotonic() + LIMIT
     while time.monotonic() < deadline:
         for pid, (ppid, argv) in halatafl_processes(run).items():
-            if argv[1:4] == ["selfplay", "--worker", worker] and pid != other_than:
+            if argv[1:5] == ["stage", "selfplay", "--worker", worker] and pid != other_than:
                 return pid, ppid
         time.sleep(0.05)
     pytest.fail(f"no halatafl process of worker {worker} within {LIMIT} s")
