@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the `halatafl` Python package (crates/python) and runs its tests
-# (crates/python/tests) and its notebook (notebooks/python/) in a virtual
+# (crates/python/tests) and its example notebooks (crates/python/examples/) in a virtual
 # environment cached outside the checkout, keyed by the hash of the pinned
 # crates/python/requirements-dev.txt:
 # ${XDG_CACHE_HOME:-~/.cache}/halatafl/python-<hash>. A second run finds the
@@ -35,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
 HALATAFL_BIN="$bin" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests "$@"
 
 # The example notebook, executed headless with a short training run.
-for notebook in notebooks/python/*.ipynb; do
+for notebook in crates/python/examples/*.ipynb; do
   name=$(basename "$notebook" .ipynb)
   echo "check-python: executing $notebook" >&2
   if ! HALATAFL_TRAIN_SECONDS=${HALATAFL_TRAIN_SECONDS:-10} HALATAFL_EVAL_GAMES=${HALATAFL_EVAL_GAMES:-8} \
