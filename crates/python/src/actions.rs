@@ -23,6 +23,7 @@
 //! Loops around one square either way take the same geese and reach the same
 //! position, so in practice a tie loses nothing.
 
+use crate::args::Int;
 use halatafl_rules::{Move, MoveText, Point, Position};
 use std::fmt::Write;
 
@@ -150,15 +151,24 @@ pub fn legal_actions(moves: &[Move]) -> Vec<usize> {
     v
 }
 
-/// Why `action` cannot be played in `position`, in words.
-pub fn why_not_legal(position: &Position, moves: &[Move], action: i64) -> String {
-    if action < 0 || action as usize >= ACTION_SIZE {
-        return format!(
-            "action {action} is out of range: actions are 0 to {}",
-            ACTION_SIZE - 1
-        );
-    }
-    let (from, to) = points_of(action as usize);
+/// The message for an action outside 0..ACTION_SIZE.
+pub(crate) fn out_of_range(action: &Int) -> String {
+    format!(
+        "action {action} is out of range: actions are 0 to {}",
+        ACTION_SIZE - 1
+    )
+}
+
+/// Why `action` (an integer) cannot be played in `position`, in words.
+pub(crate) fn why_not_legal(position: &Position, moves: &[Move], action: &Int) -> String {
+    let index = match action {
+        Int::Fits(a) => usize::try_from(*a).ok().filter(|&a| a < ACTION_SIZE),
+        _ => None,
+    };
+    let Some(index) = index else {
+        return out_of_range(action);
+    };
+    let (from, to) = points_of(index);
     let legal: Vec<String> = legal_actions(moves)
         .into_iter()
         .map(|a| a.to_string())

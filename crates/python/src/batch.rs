@@ -7,13 +7,13 @@
 //! do with same-step autoreset), so every call steps every game.
 
 use crate::actions;
-use crate::{
-    encode_game, non_negative, parse_position, parse_variant, value_error, PyGame, OBS_SHAPE,
-};
+use crate::args::Int;
+use crate::{encode_game, parse_position, parse_variant, value_error, PyGame, OBS_SHAPE};
 use halatafl_nn::encoding::INPUT_SIZE;
 use halatafl_rules::{Game, Move, MoveList, Position, Side};
 use numpy::ndarray::{Array1, Array2, Array4};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray4, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -69,15 +69,11 @@ pub struct BatchGames {
 #[pymethods]
 impl BatchGames {
     #[new]
-    #[pyo3(signature = (num_games, variant="two-foxes", fen=None, seed=0))]
-    fn new(num_games: i64, variant: &str, fen: Option<&str>, seed: i64) -> PyResult<BatchGames> {
-        let seed = non_negative("seed", seed)?;
-        if !(1..=1 << 20).contains(&num_games) {
-            return Err(value_error(format!(
-                "num_games = {num_games}: must be from 1 to {}",
-                1 << 20
-            )));
-        }
+    #[pyo3(signature = (num_games, variant="two-foxes", fen=None, seed=Int::from(0)))]
+    #[pyo3(text_signature = "(num_games, variant=\"two-foxes\", fen=None, seed=0)")]
+    fn new(num_games: Int, variant: &str, fen: Option<&str>, seed: Int) -> PyResult<BatchGames> {
+        let seed = seed.non_negative("seed")?;
+        let num_games = num_games.in_range("num_games", 1, 1 << 20, "")?;
         let start = parse_position(fen, parse_variant(variant)?)?;
         let probe = Game::new(start);
         if let Some(outcome) = probe.outcome() {
@@ -123,10 +119,10 @@ impl BatchGames {
     fn reset<'py>(
         &mut self,
         py: Python<'py>,
-        seed: Option<i64>,
+        seed: Option<Int>,
     ) -> PyResult<(Observations<'py>, Masks<'py>)> {
         if let Some(seed) = seed {
-            self.rng = ChaCha8Rng::seed_from_u64(non_negative("seed", seed)?);
+            self.rng = ChaCha8Rng::seed_from_u64(seed.non_negative("seed")?);
         }
         self.restart_all();
         self.finished = 0;
@@ -193,7 +189,7 @@ impl BatchGames {
                 .ok_or_else(|| {
                     value_error(format!(
                         "game {i}: {}",
-                        actions::why_not_legal(self.games[i].position(), legal, action)
+                        actions::why_not_legal(self.games[i].position(), legal, &action.into())
                     ))
                 })?;
             chosen.push(m);
@@ -251,11 +247,12 @@ impl BatchGames {
     }
 
     /// A copy of game `index` with its history (for agents: `Agent.choose`).
-    fn game(&self, index: i64) -> PyResult<PyGame> {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| self.games.get(i))
-            .map(|g| PyGame { game: g.clone() })
+    fn game(&self, index: Int) -> PyResult<PyGame> {
+        index
+            .index_below("index", self.games.len())?
+            .map(|i| PyGame {
+                game: self.games[i].clone(),
+            })
             .ok_or_else(|| {
                 value_error(format!(
                     "game {index} does not exist: there are {} games",
@@ -346,7 +343,9 @@ impl BatchGames {
 }
 
 /// The actions as i64, from an int64 or int32 NumPy array or any sequence
-/// of ints.
+/// of integers (Python's or NumPy's, of any size: one past i64 is out of
+/// range like any other). A bool array or a bool among them raises
+/// TypeError (pyo3 would read True as action 1).
 fn read_actions(actions: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     if let Ok(a) = actions.extract::<PyReadonlyArray1<i64>>() {
         return Ok(a.as_array().to_vec());
@@ -354,9 +353,27 @@ fn read_actions(actions: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     if let Ok(a) = actions.extract::<PyReadonlyArray1<i32>>() {
         return Ok(a.as_array().iter().map(|&x| x as i64).collect());
     }
-    actions.extract::<Vec<i64>>().map_err(|_| {
-        value_error("actions must be a 1-D array or sequence of integers, one per game")
-    })
+    if actions.extract::<PyReadonlyArray1<bool>>().is_ok() {
+        return Err(PyTypeError::new_err(
+            "actions must be integers, not a bool array",
+        ));
+    }
+    let not_actions =
+        || value_error("actions must be a 1-D array or sequence of integers, one per game");
+    let items: Vec<Int> = actions.extract().map_err(|_| not_actions())?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Int::Other(_) => Err(not_actions()),
+            Int::Bool(_) => item.integer(&format!("actions[{i}]")).map(|_| 0),
+            // Out of i64: out of range, said with its own digits.
+            _ => item
+                .integer("action")?
+                .and_then(|v| i64::try_from(v).ok())
+                .ok_or_else(|| value_error(format!("game {i}: {}", actions::out_of_range(item)))),
+        })
+        .collect()
 }
 
 fn to_arrays(

@@ -1,7 +1,8 @@
 //! The Rust engine's own random-play speed, measured in the same process as
 //! the Python figures it is compared with (`python -m halatafl.bench`).
 
-use crate::{non_negative, parse_variant, value_error};
+use crate::args::Int;
+use crate::{parse_variant, value_error};
 use halatafl_rules::{Game, MoveList};
 use pyo3::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -14,16 +15,17 @@ use std::time::Instant;
 /// crates/rules/benches/rules.rs). Returns (plies, games, seconds), timed
 /// with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (plies, variant="two-foxes", seed=0))]
+#[pyo3(signature = (plies, variant="two-foxes", seed=Int::from(0)))]
+#[pyo3(text_signature = "(plies, variant=\"two-foxes\", seed=0)")]
 pub fn rust_random_playouts(
     py: Python<'_>,
-    plies: i64,
+    plies: Int,
     variant: &str,
-    seed: i64,
+    seed: Int,
 ) -> PyResult<(u64, u64, f64)> {
     let variant = parse_variant(variant)?;
-    let seed = non_negative("seed", seed)?;
-    let plies = non_negative("plies", plies)?;
+    let seed = seed.non_negative("seed")?;
+    let plies = plies.non_negative("plies")?;
     if plies == 0 {
         return Err(value_error("plies must be at least 1"));
     }

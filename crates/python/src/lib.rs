@@ -8,14 +8,17 @@
 //!
 //! Bad input from Python (a position, move, variant, spec or action) raises
 //! `ValueError` with the message the CLI gives; it is checked before anything
-//! that could panic, so no panic crosses into the interpreter. Searches run
-//! with the GIL released.
+//! that could panic, so no panic crosses into the interpreter. Integer
+//! arguments are read whole ([`args::Int`]): out of range is a `ValueError`
+//! at any size, a bool a `TypeError`. Searches run with the GIL released.
 
 mod actions;
+mod args;
 mod batch;
 mod bench;
 
-use halatafl_agent::{Agent, Budget};
+use args::Int;
+use halatafl_agent::{Agent, Budget, MAX_MOVETIME_MS};
 use halatafl_nn::encoding;
 use halatafl_rules::{Game, Outcome, Position, Variant};
 use numpy::ndarray::Array3;
@@ -30,13 +33,6 @@ pub const OBS_SHAPE: [usize; 3] = [encoding::INPUT_PLANES, 7, 7];
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
-}
-
-/// A count, seed or limit from Python as u64: a negative one raises
-/// ValueError naming the argument (pyo3's own conversion would raise
-/// OverflowError).
-pub(crate) fn non_negative(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value).map_err(|_| value_error(format!("{name} = {value}: must be 0 or more")))
 }
 
 /// Parses a variant the way the engine protocol's `variant` command does:
@@ -193,16 +189,16 @@ impl PyGame {
     }
 
     /// Plays an action; returns the move string it named.
-    fn play_action(&mut self, action: i64) -> PyResult<String> {
-        let m = self.resolve_action(action)?;
+    fn play_action(&mut self, action: Int) -> PyResult<String> {
+        let m = self.resolve_action(&action)?;
         self.game.play_unchecked(m);
         Ok(m.to_string())
     }
 
     /// The move string an action names here (by the tie rule of
     /// `halatafl.ACTION_SPACE_DOC`); ValueError if it is not legal.
-    fn action_to_move(&self, action: i64) -> PyResult<String> {
-        self.resolve_action(action).map(|m| m.to_string())
+    fn action_to_move(&self, action: Int) -> PyResult<String> {
+        self.resolve_action(&action).map(|m| m.to_string())
     }
 
     /// Takes back the last move; returns it, or None at the start.
@@ -271,7 +267,8 @@ impl PyGame {
 }
 
 impl PyGame {
-    fn resolve_action(&self, action: i64) -> PyResult<halatafl_rules::Move> {
+    fn resolve_action(&self, action: &Int) -> PyResult<halatafl_rules::Move> {
+        let index = action.index_below("action", actions::ACTION_SIZE)?;
         if let Some(outcome) = self.game.outcome() {
             return Err(value_error(format!(
                 "action {action} played after the game ended: {outcome}"
@@ -279,9 +276,7 @@ impl PyGame {
         }
         let position = self.game.position();
         let moves = position.legal_moves();
-        usize::try_from(action)
-            .ok()
-            .filter(|&a| a < actions::ACTION_SIZE)
+        index
             .and_then(|a| actions::resolve(&moves, a))
             .ok_or_else(|| value_error(actions::why_not_legal(position, &moves, action)))
     }
@@ -325,10 +320,11 @@ pub struct PyAgent {
 #[pymethods]
 impl PyAgent {
     #[new]
-    #[pyo3(signature = (spec, seed=0, variant="two-foxes"))]
-    fn new(py: Python<'_>, spec: &str, seed: i64, variant: &str) -> PyResult<PyAgent> {
+    #[pyo3(signature = (spec, seed=Int::from(0), variant="two-foxes"))]
+    #[pyo3(text_signature = "(spec, seed=0, variant=\"two-foxes\")")]
+    fn new(py: Python<'_>, spec: &str, seed: Int, variant: &str) -> PyResult<PyAgent> {
         let variant = parse_variant(variant)?;
-        let seed = non_negative("seed", seed)?;
+        let seed = seed.non_negative("seed")?;
         // Loading a network can take a moment: let other threads run.
         let agent = py
             .detach(|| halatafl_program::agents::build_agent(spec, seed, variant))
@@ -353,10 +349,20 @@ impl PyAgent {
         &mut self,
         py: Python<'_>,
         game: &PyGame,
-        movetime_ms: Option<i64>,
-        depth: Option<i64>,
-        sims: Option<i64>,
+        movetime_ms: Option<Int>,
+        depth: Option<Int>,
+        sims: Option<Int>,
     ) -> PyResult<PyDecision> {
+        let limit = |name: &str, value: Option<Int>, most: u32| {
+            value
+                .map(|v| v.in_range(name, 1, most.into(), "").map(|v| v as u32))
+                .transpose()
+        };
+        let movetime_ms = movetime_ms
+            .map(|v| v.in_range("movetime_ms", 1, MAX_MOVETIME_MS, ""))
+            .transpose()?;
+        let depth = limit("depth", depth, u32::MAX)?;
+        let sims = limit("sims", sims, u32::MAX)?;
         if let Some(outcome) = game.game.outcome() {
             return Err(value_error(format!(
                 "the game is over ({outcome}): there is no move to choose"
@@ -369,17 +375,6 @@ impl PyAgent {
                 game.game.position().variant()
             )));
         }
-        let limit = |name: &str, value: Option<i64>, most: u64| -> PyResult<Option<u64>> {
-            match value {
-                Some(v) if v < 1 || v as u64 > most => Err(value_error(format!(
-                    "{name} = {v}: must be from 1 to {most}"
-                ))),
-                _ => Ok(value.map(|v| v as u64)),
-            }
-        };
-        let movetime_ms = limit("movetime_ms", movetime_ms, halatafl_agent::MAX_MOVETIME_MS)?;
-        let depth = limit("depth", depth, u32::MAX as u64)?.map(|d| d as u32);
-        let sims = limit("sims", sims, u32::MAX as u64)?.map(|s| s as u32);
         let budget = Budget {
             depth,
             sims,
@@ -401,8 +396,8 @@ impl PyAgent {
     }
 
     /// A new game starts: forget trees, reseed tie-breaks and noise.
-    fn new_game(&mut self, seed: i64) -> PyResult<()> {
-        let seed = non_negative("seed", seed)?;
+    fn new_game(&mut self, seed: Int) -> PyResult<()> {
+        let seed = seed.non_negative("seed")?;
         self.agent_mut().new_game(seed);
         Ok(())
     }
@@ -427,30 +422,24 @@ fn move_to_action(mv: &str) -> PyResult<usize> {
     actions::action_of_text(mv).map_err(value_error)
 }
 
-fn checked_action(action: i64) -> PyResult<usize> {
-    usize::try_from(action)
-        .ok()
-        .filter(|&a| a < actions::ACTION_SIZE)
-        .ok_or_else(|| {
-            value_error(format!(
-                "action {action} is out of range: actions are 0 to {}",
-                actions::ACTION_SIZE - 1
-            ))
-        })
+fn checked_action(action: &Int) -> PyResult<usize> {
+    action
+        .index_below("action", actions::ACTION_SIZE)?
+        .ok_or_else(|| value_error(actions::out_of_range(action)))
 }
 
 /// The (from, to) point names of an action, e.g. (\"c7\", \"d6\").
 #[pyfunction]
-fn action_points(action: i64) -> PyResult<(String, String)> {
-    let (from, to) = actions::points_of(checked_action(action)?);
+fn action_points(action: Int) -> PyResult<(String, String)> {
+    let (from, to) = actions::points_of(checked_action(&action)?);
     Ok((from.to_string(), to.to_string()))
 }
 
 /// The action in the left-right mirror (pairs with `Game.mirror` and
 /// `mirror_observation`).
 #[pyfunction]
-fn mirror_action(action: i64) -> PyResult<usize> {
-    Ok(actions::mirror_action(checked_action(action)?))
+fn mirror_action(action: Int) -> PyResult<usize> {
+    Ok(actions::mirror_action(checked_action(&action)?))
 }
 
 /// The observation(s) of the mirrored position(s): float32 planes whose

@@ -47,6 +47,11 @@ def test_budget_arguments_limit_the_search():
         agent.choose(halatafl.Game(), sims=-3)
     with pytest.raises(ValueError, match="movetime_ms = 0: must be from 1 to 86400000"):
         agent.choose(halatafl.Game(), movetime_ms=0)
+    for name in ("depth", "sims", "movetime_ms"):
+        with pytest.raises(ValueError, match=f"^{name} = {2**64}: must be from 1 to"):
+            agent.choose(halatafl.Game(), **{name: 2**64})
+        with pytest.raises(TypeError, match=f"^{name} = True: must be an integer, not a bool$"):
+            agent.choose(halatafl.Game(), **{"movetime_ms": 10, name: True})
     with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
         halatafl.Agent("random", seed=-1)
     with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
