@@ -307,6 +307,17 @@ impl PyDecision {
     }
 }
 
+/// Most plies `choose(depth=)` accepts: `halatafl_alphabeta::MAX_DEPTH`,
+/// the bound of `alphabeta:depth=` and of the engine's `go depth`. Copied,
+/// not imported, to keep this crate's dependencies (and Cargo.lock) as they
+/// are; tests/test_agents.py checks it against the engine's message.
+const MAX_DEPTH: u32 = 100;
+
+/// Most simulations `choose(sims=)` accepts: `halatafl_mcts::MAX_SIMS`, the
+/// bound of `mcts:sims=` and of the engine's `go sims` (copied likewise,
+/// checked likewise).
+const MAX_SIMS: u32 = 10_000_000;
+
 /// A player built from a spec string, exactly as the CLI builds it:
 /// `random`, `alphabeta:depth=4`, `mcts:sims=200`, `net:ckpt=PATH,sims=N`,
 /// `best`. `Agent(spec, seed=0, variant="two-foxes")`.
@@ -343,7 +354,9 @@ impl PyAgent {
 
     /// Picks a move for the side to move in `game`, searching with the GIL
     /// released. The spec's limits apply; `movetime_ms`, `depth` and `sims`
-    /// add limits for this move (the first reached ends the search).
+    /// add limits for this move (the first reached ends the search), within
+    /// the bounds of the specs and the engine's `go`: 1 to 86,400,000 ms
+    /// (one day), 1 to 100 plies, 1 to 10,000,000 simulations.
     #[pyo3(signature = (game, movetime_ms=None, depth=None, sims=None))]
     fn choose(
         &mut self,
@@ -353,16 +366,19 @@ impl PyAgent {
         depth: Option<Int>,
         sims: Option<Int>,
     ) -> PyResult<PyDecision> {
-        let limit = |name: &str, value: Option<Int>, most: u32| {
+        // The bounds of the agent specs and of the engine protocol's `go`
+        // (crates/agent, crates/alphabeta, crates/mcts), so that a budget
+        // that the CLI refuses is refused here too.
+        let limit = |name: &str, value: Option<Int>, most: u32, unit: &str| {
             value
-                .map(|v| v.in_range(name, 1, most.into(), "").map(|v| v as u32))
+                .map(|v| v.in_range(name, 1, most.into(), unit).map(|v| v as u32))
                 .transpose()
         };
         let movetime_ms = movetime_ms
-            .map(|v| v.in_range("movetime_ms", 1, MAX_MOVETIME_MS, ""))
+            .map(|v| v.in_range("movetime_ms", 1, MAX_MOVETIME_MS, " ms (one day)"))
             .transpose()?;
-        let depth = limit("depth", depth, u32::MAX)?;
-        let sims = limit("sims", sims, u32::MAX)?;
+        let depth = limit("depth", depth, MAX_DEPTH, " plies")?;
+        let sims = limit("sims", sims, MAX_SIMS, "")?;
         if let Some(outcome) = game.game.outcome() {
             return Err(value_error(format!(
                 "the game is over ({outcome}): there is no move to choose"

@@ -10,11 +10,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    binary = os.environ.get("HALATAFL_BIN", str(ROOT / "target" / "release" / "halatafl"))
-    if not Path(binary).exists():
-        pytest.skip(f"{binary} is not built (cargo build --release -p halatafl-cli)")
-    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=60)
+def binary() -> str:
+    """The command-line program (the test is skipped when it is not built)."""
+    path = os.environ.get("HALATAFL_BIN", str(ROOT / "target" / "release" / "halatafl"))
+    if not Path(path).exists():
+        pytest.skip(f"{path} is not built (cargo build --release -p halatafl-cli)")
+    return path
+
+
+def cli(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([binary(), *args], input=input, capture_output=True, text=True, timeout=60)
 
 
 def cli_error(*args: str) -> str:

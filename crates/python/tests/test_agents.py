@@ -1,13 +1,14 @@
 """Agents built from the CLI's spec strings, searching with the GIL
 released."""
 
+import re
 import threading
 import time
 
 import pytest
 
 import halatafl
-from conftest import ROOT, cli_error
+from conftest import ROOT, cli, cli_error
 
 SPECS = [
     "random",
@@ -47,11 +48,20 @@ def test_budget_arguments_limit_the_search():
         agent.choose(halatafl.Game(), sims=-3)
     with pytest.raises(ValueError, match="movetime_ms = 0: must be from 1 to 86400000"):
         agent.choose(halatafl.Game(), movetime_ms=0)
+    # The bounds of the agent specs and of the engine's `go`, not u32's
+    # (the time limit only ends the search quickly if one were accepted).
+    with pytest.raises(ValueError, match="^depth = 101: must be from 1 to 100 plies$"):
+        agent.choose(halatafl.Game(), depth=101, movetime_ms=10)
+    with pytest.raises(ValueError, match="^sims = 10000001: must be from 1 to 10000000$"):
+        halatafl.Agent("mcts:sims=8").choose(halatafl.Game(), sims=10_000_001, movetime_ms=10)
+    with pytest.raises(ValueError, match="^movetime_ms = 86400001: must be from 1 to 86400000 ms \\(one day\\)$"):
+        agent.choose(halatafl.Game(), movetime_ms=86_400_001)
     for name in ("depth", "sims", "movetime_ms"):
         with pytest.raises(ValueError, match=f"^{name} = {2**64}: must be from 1 to"):
             agent.choose(halatafl.Game(), **{name: 2**64})
         with pytest.raises(TypeError, match=f"^{name} = True: must be an integer, not a bool$"):
             agent.choose(halatafl.Game(), **{"movetime_ms": 10, name: True})
+    assert agent.choose(halatafl.Game(), depth=100, movetime_ms=50).move
     with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
         halatafl.Agent("random", seed=-1)
     with pytest.raises(ValueError, match="seed = -1: must be 0 or more"):
@@ -119,3 +129,18 @@ def test_network_agents_leave_the_callers_floating_point_alone():
     tiny = np.float32(1e-39)
     assert tiny * np.float32(1.0) > 0
     assert np.finfo(np.float32).smallest_subnormal > 0
+
+
+def test_choose_bounds_are_the_engine_protocols():
+    """The bounds of `choose`'s budget are those of the engine's `go` (the
+    extension copies the numbers: this catches a change on either side)."""
+    script = "go depth 101\ngo sims 10000001\ngo movetime 86400001\nquit\n"
+    done = cli("engine", "--agent", "random", input=script)
+    bounds = re.findall(r"(depth|sims|movetime) must be from 1 to (\d+)", done.stdout + done.stderr)
+    assert dict(bounds) == {"depth": "100", "sims": "10000000", "movetime": "86400000"}, done.stdout
+    agent = halatafl.Agent("alphabeta:depth=1")
+    for name, arg in (("depth", "depth"), ("sims", "sims"), ("movetime", "movetime_ms")):
+        most = int(dict(bounds)[name])
+        budget = {"movetime_ms": 10, arg: most + 1}
+        with pytest.raises(ValueError, match=f"must be from 1 to {most}\\b"):
+            agent.choose(halatafl.Game(), **budget)
