@@ -23,6 +23,20 @@ const RUNNING: i8 = -1;
 /// Code of `winners` for a draw (0 and 1 are the winning side: foxes, geese).
 const DRAW: i8 = 2;
 
+/// Most games in one batch: about 1.5 GB at [`KB_PER_GAME`]. The former cap
+/// of 2^20 games needed about 24 GB, which a mistyped size took from the
+/// machine before anything failed; more games than this are better stepped
+/// as several batches.
+pub(crate) const MAX_GAMES: i64 = 1 << 16;
+
+/// What one game of a batch holds in memory, about, in kB, measured with
+/// random play (RSS of `BatchGames(n)` stepped 600 to 1500 times, n = 4096
+/// to 65536): 9.7 kB of state (the game with its history, its legal moves
+/// and their actions) and its rows of the arrays a step returns (a 1960-byte
+/// observation and a 1089-byte mask, allocated anew by every step while the
+/// caller still holds the last ones), with the history grown by long games.
+const KB_PER_GAME: i64 = 24;
+
 fn side_code(side: Side) -> i8 {
     match side {
         Side::Foxes => 0,
@@ -73,7 +87,16 @@ impl BatchGames {
     #[pyo3(text_signature = "(num_games, variant=\"two-foxes\", fen=None, seed=0)")]
     fn new(num_games: Int, variant: &str, fen: Option<&str>, seed: Int) -> PyResult<BatchGames> {
         let seed = seed.non_negative("seed")?;
-        let num_games = num_games.in_range("num_games", 1, 1 << 20, "")?;
+        let num_games = num_games.in_range(
+            "num_games",
+            1,
+            MAX_GAMES as u64,
+            &format!(
+                " (each game takes about {KB_PER_GAME} kB with its rows of the step arrays, \
+                 {MAX_GAMES} games about {:.1} GB; step several batches for more)",
+                (MAX_GAMES * KB_PER_GAME) as f64 / (1024.0 * 1024.0)
+            ),
+        )?;
         let start = parse_position(fen, parse_variant(variant)?)?;
         let probe = Game::new(start);
         if let Some(outcome) = probe.outcome() {

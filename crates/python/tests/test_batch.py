@@ -135,3 +135,12 @@ def test_a_batch_game_can_be_handed_to_an_agent():
     actions[1] = decision.action
     batch.step(actions)
     assert batch.game(1).moves()[-1] == decision.move
+
+
+def test_the_batch_size_is_bounded_by_memory():
+    # 2^20 games, the former cap, needed about 24 GB with a step's arrays.
+    why = r"\(each game takes about 24 kB with its rows of the step arrays, 65536 games about 1.5 GB; "
+    with pytest.raises(ValueError, match=f"^num_games = 65537: must be from 1 to 65536 {why}"):
+        halatafl.BatchGames(2**16 + 1)
+    with pytest.raises(ValueError, match="^num_games = 1048576: must be from 1 to 65536 "):
+        halatafl.BatchGames(2**20)
