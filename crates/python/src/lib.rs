@@ -10,7 +10,9 @@
 //! `ValueError` with the message the CLI gives; it is checked before anything
 //! that could panic, so no panic crosses into the interpreter. Integer
 //! arguments are read whole ([`args::Int`]): out of range is a `ValueError`
-//! at any size, a bool a `TypeError`. Searches run with the GIL released.
+//! at any size, a bool a `TypeError`. Searches run with the GIL released, on
+//! a thread of their own while the caller's thread watches for signals
+//! (Ctrl-C), see [`PyAgent::choose`].
 
 mod actions;
 mod args;
@@ -18,14 +20,14 @@ mod batch;
 mod bench;
 
 use args::Int;
-use halatafl_agent::{Agent, Budget, MAX_MOVETIME_MS};
+use halatafl_agent::{Agent, Budget, Decision, StopSignal, MAX_MOVETIME_MS};
 use halatafl_nn::encoding;
 use halatafl_rules::{Game, Outcome, Position, Variant};
 use numpy::ndarray::Array3;
 use numpy::{IntoPyArray, PyArray1, PyArray3, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// Shape of one observation: the encoding's planes over the 7x7 grid.
@@ -318,6 +320,10 @@ const MAX_DEPTH: u32 = 100;
 /// checked likewise).
 const MAX_SIMS: u32 = 10_000_000;
 
+/// How often the thread that called `choose` looks for a signal (Ctrl-C)
+/// while the search runs on its own thread.
+const SIGNAL_CHECK_INTERVAL: Duration = Duration::from_millis(50);
+
 /// A player built from a spec string, exactly as the CLI builds it:
 /// `random`, `alphabeta:depth=4`, `mcts:sims=200`, `net:ckpt=PATH,sims=N`,
 /// `best`. `Agent(spec, seed=0, variant="two-foxes")`.
@@ -326,6 +332,10 @@ pub struct PyAgent {
     /// A Mutex only to make the class `Sync` for pyo3; calls take `&mut self`.
     agent: Mutex<Box<dyn Agent>>,
     variant: Variant,
+    /// Whether `choose` searches (every kind but `random`, which answers at
+    /// once): a search runs on a thread of its own so that Ctrl-C can stop
+    /// it; `random` skips that thread's cost (tens of microseconds a move).
+    searches: bool,
 }
 
 #[pymethods]
@@ -340,9 +350,11 @@ impl PyAgent {
         let agent = py
             .detach(|| halatafl_program::agents::build_agent(spec, seed, variant))
             .map_err(value_error)?;
+        let searches = agent.spec() != "random";
         Ok(PyAgent {
             agent: Mutex::new(agent),
             variant,
+            searches,
         })
     }
 
@@ -357,6 +369,12 @@ impl PyAgent {
     /// add limits for this move (the first reached ends the search), within
     /// the bounds of the specs and the engine's `go`: 1 to 86,400,000 ms
     /// (one day), 1 to 100 plies, 1 to 10,000,000 simulations.
+    ///
+    /// Ctrl-C (any signal whose Python handler raises) stops the search
+    /// within about 50 ms and raises its exception, `KeyboardInterrupt`: the
+    /// search runs on a thread of its own while this thread checks for
+    /// signals, and is stopped by its budget's stop signal, as the engine's
+    /// `stop` command stops it. The agent stays usable.
     #[pyo3(signature = (game, movetime_ms=None, depth=None, sims=None))]
     fn choose(
         &mut self,
@@ -391,15 +409,21 @@ impl PyAgent {
                 game.game.position().variant()
             )));
         }
+        let stop = StopSignal::new();
         let budget = Budget {
             depth,
             sims,
             movetime: movetime_ms.map(Duration::from_millis),
-            stop: None,
+            stop: Some(stop.clone()),
         };
         let snapshot = game.game.clone();
+        let searches = self.searches;
         let agent = self.agent_mut();
-        let decision = py.detach(|| agent.choose(&snapshot, &budget));
+        let decision = if searches {
+            search_interruptibly(py, agent.as_mut(), &snapshot, &budget, &stop)?
+        } else {
+            py.detach(|| agent.choose(&snapshot, &budget))
+        };
         Ok(PyDecision {
             mv: decision.mv.to_string(),
             action: actions::action_of(decision.mv),
@@ -429,6 +453,55 @@ impl PyAgent {
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Runs `agent.choose` on a thread of its own while the calling thread,
+/// attached to Python only between waits of [`SIGNAL_CHECK_INTERVAL`], runs
+/// the interpreter's signal handlers (`Python::check_signals`: only the main
+/// thread has any to run). When a handler raises (Ctrl-C's
+/// `KeyboardInterrupt`), the search is stopped through `stop`, as the
+/// engine's `stop` command does, joined (it answers within a few
+/// milliseconds of the signal: searches read it where they read their
+/// deadline), and the exception is returned; its move is dropped.
+fn search_interruptibly(
+    py: Python<'_>,
+    agent: &mut dyn Agent,
+    game: &Game,
+    budget: &Budget,
+    stop: &StopSignal,
+) -> PyResult<Decision> {
+    std::thread::scope(|scope| {
+        let (done_tx, mut done) = mpsc::sync_channel::<()>(1);
+        let search = scope.spawn(move || {
+            let decision = agent.choose(game, budget);
+            // The receiver may be gone only if this function has returned,
+            // which it does not before joining this thread.
+            let _ = done_tx.send(());
+            decision
+        });
+        let interrupted = loop {
+            // A channel closed without a message is a search that panicked:
+            // the join below passes the panic on.
+            let (waited, receiver) = py.detach(move || {
+                let waited = done.recv_timeout(SIGNAL_CHECK_INTERVAL);
+                (waited, done)
+            });
+            done = receiver;
+            if !matches!(waited, Err(mpsc::RecvTimeoutError::Timeout)) {
+                break None;
+            }
+            if let Err(e) = py.check_signals() {
+                stop.stop();
+                break Some(e);
+            }
+        };
+        let joined = py.detach(move || search.join());
+        let decision = joined.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match interrupted {
+            Some(e) => Err(e),
+            None => Ok(decision),
+        }
+    })
 }
 
 /// The action of a move string (its first and last point); needs no

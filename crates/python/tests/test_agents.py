@@ -1,7 +1,11 @@
 """Agents built from the CLI's spec strings, searching with the GIL
 released."""
 
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -144,3 +148,51 @@ def test_choose_bounds_are_the_engine_protocols():
         budget = {"movetime_ms": 10, arg: most + 1}
         with pytest.raises(ValueError, match=f"must be from 1 to {most}\\b"):
             agent.choose(halatafl.Game(), **budget)
+
+
+# A search far longer than the test, in a process of its own; it prints
+# when it starts, and what came of it.
+INTERRUPTED_SEARCH = """
+import sys, time, halatafl
+agent = halatafl.Agent(sys.argv[1])
+game = halatafl.Game()
+print("searching", flush=True)
+try:
+    agent.choose(game)
+except KeyboardInterrupt:
+    started = time.monotonic()
+    print("interrupted", flush=True)
+    # The agent stays usable.
+    print("next", agent.choose(game, movetime_ms=50).move in game.legal_moves(), flush=True)
+else:
+    print("finished", flush=True)
+"""
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:ms=60000", "mcts:sims=10000000,ms=60000"])
+def test_ctrl_c_interrupts_a_long_search(spec):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_SEARCH, spec],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A test run started in the background inherits SIGINT ignored, and
+        # Python then never turns it into KeyboardInterrupt.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert proc.stdout.readline().strip() == "searching", proc.stderr.read()
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=20)
+        assert out.splitlines()[0] == "interrupted", (out, err)
+        # Well within the test's patience; the search itself stops within
+        # about 50 ms of the signal.
+        assert time.monotonic() - sent < 10, (out, err)
+        assert out.splitlines()[1] == "next True", (out, err)
+        assert proc.returncode == 0, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
