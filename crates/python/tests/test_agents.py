@@ -153,14 +153,13 @@ def test_choose_bounds_are_the_engine_protocols():
 # A search far longer than the test, in a process of its own; it prints
 # when it starts, and what came of it.
 INTERRUPTED_SEARCH = """
-import sys, time, halatafl
+import sys, halatafl
 agent = halatafl.Agent(sys.argv[1])
 game = halatafl.Game()
 print("searching", flush=True)
 try:
     agent.choose(game)
 except KeyboardInterrupt:
-    started = time.monotonic()
     print("interrupted", flush=True)
     # The agent stays usable.
     print("next", agent.choose(game, movetime_ms=50).move in game.legal_moves(), flush=True)
