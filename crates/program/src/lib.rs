@@ -13,3 +13,12 @@
 pub mod agents;
 pub mod board_text;
 pub mod protocol;
+
+/// The bounds of a search budget, as agent specs and the engine's `go`
+/// accept them, for other front ends (the Python package) to apply the
+/// same ones: plies of alpha-beta, simulations of MCTS, milliseconds per move.
+pub mod limits {
+    pub use halatafl_agent::MAX_MOVETIME_MS;
+    pub use halatafl_alphabeta::MAX_DEPTH;
+    pub use halatafl_mcts::MAX_SIMS;
+}

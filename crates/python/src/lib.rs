@@ -309,16 +309,9 @@ impl PyDecision {
     }
 }
 
-/// Most plies `choose(depth=)` accepts: `halatafl_alphabeta::MAX_DEPTH`,
-/// the bound of `alphabeta:depth=` and of the engine's `go depth`. Copied,
-/// not imported, to keep this crate's dependencies (and Cargo.lock) as they
-/// are; tests/test_agents.py checks it against the engine's message.
-const MAX_DEPTH: u32 = 100;
-
-/// Most simulations `choose(sims=)` accepts: `halatafl_mcts::MAX_SIMS`, the
-/// bound of `mcts:sims=` and of the engine's `go sims` (copied likewise,
-/// checked likewise).
-const MAX_SIMS: u32 = 10_000_000;
+// `choose`'s bounds are the engine protocol's and the specs' own
+// (`halatafl_program::limits`); tests/test_agents.py checks the messages.
+use halatafl_program::limits::{MAX_DEPTH, MAX_SIMS};
 
 /// How often the thread that called `choose` looks for a signal (Ctrl-C)
 /// while the search runs on its own thread.
