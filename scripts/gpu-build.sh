@@ -31,7 +31,6 @@ DEVICE_TORCH=${DEVICE_TORCH:-2.11.0}
 BUNDLE_LIMIT_MIB=${BUNDLE_LIMIT_MIB:-40}
 bundle=${BUNDLE_DIR:-gpu-bundle}
 python=${PYTHON:-python3}
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/torch-$DEVICE_TORCH"
 
 MAIN_TORCH=$(sed -n 's/^TORCH_VERSION=//p' scripts/setup-torch.sh)
 if [ "$DEVICE_TORCH" = "$MAIN_TORCH" ]; then
@@ -49,13 +48,7 @@ else
     2.11.*) tch_version=0.24.0 ;;
     *) echo "gpu-build: no tch version known for PyTorch $DEVICE_TORCH (known: 2.11.x, and the main build's $MAIN_TORCH)" >&2; exit 1 ;;
   esac
-  if [ ! -f "$cache/.complete" ]; then
-    echo "gpu-build: installing torch==$DEVICE_TORCH into $cache (once; about 4.7 GB)" >&2
-    "$python" -m venv "$cache"
-    "$cache/bin/python" -m pip install --disable-pip-version-check --no-input -q "torch==$DEVICE_TORCH"
-    touch "$cache/.complete"
-  fi
-  torch_dir=$("$cache/bin/python" -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
+  torch_dir=$(./scripts/setup-torch.sh "$DEVICE_TORCH")
   target="$root/target/torch-$DEVICE_TORCH"
   src="$root/target/device-src-$DEVICE_TORCH"
   mkdir -p "$src"

@@ -110,11 +110,8 @@ fn temp_name(target: &Path) -> PathBuf {
 
 /// Writes `bytes` to `path` atomically (see the module doc).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomically_with(path, |temp| {
-        let mut f = fs::File::create(temp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })
+    // The shared path syncs the file before the rename.
+    write_atomically_with(path, |temp| fs::File::create(temp)?.write_all(bytes))
 }
 
 /// Writes a file atomically with `write`, which creates and fills the

@@ -170,91 +170,46 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
 
 /// The spec options that make [`from_spec`] give `config`: `key=value` for
 /// every setting that differs from [`MctsConfig::default`], in
-/// [`MCTS_OPTIONS`] order, leaving out the keys in `skip` (a caller that
-/// writes `sims=` itself). Noise settings are written only with the noise
+/// [`MCTS_OPTIONS`] order, leaving out the keys in `skip` (those a caller
+/// writes itself; `sims` is never written, the caller always gives it). Noise settings are written only with the noise
 /// on, Gumbel settings only with the Gumbel root, where they act. A run's
 /// evaluation agent is written this way, so its spec (and its name in the
 /// CSVs) carries the search the run's config asked for.
 pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
     let d = MctsConfig::default();
-    let gumbel = config.root == RootMode::Gumbel;
-    let options: [(&str, bool, String); 14] = [
-        ("cpuct", config.cpuct != d.cpuct, config.cpuct.to_string()),
-        (
-            "cbase",
-            config.cpuct_base != d.cpuct_base,
-            config.cpuct_base.to_string(),
-        ),
-        (
-            "fpu",
-            config.fpu_reduction != d.fpu_reduction,
-            config.fpu_reduction.to_string(),
-        ),
-        (
-            "batch",
-            config.batch_size != d.batch_size,
-            config.batch_size.to_string(),
-        ),
-        (
-            "vloss",
-            config.virtual_loss != d.virtual_loss,
-            config.virtual_loss.to_string(),
-        ),
-        ("gumbel", gumbel, "true".into()),
-        (
-            "m",
-            gumbel && config.gumbel_m != d.gumbel_m,
-            config.gumbel_m.to_string(),
-        ),
-        (
-            "cvisit",
-            gumbel && config.gumbel_c_visit != d.gumbel_c_visit,
-            config.gumbel_c_visit.to_string(),
-        ),
-        (
-            "cscale",
-            gumbel && config.gumbel_c_scale != d.gumbel_c_scale,
-            config.gumbel_c_scale.to_string(),
-        ),
-        ("noise", config.noise != d.noise, config.noise.to_string()),
-        (
-            "alpha",
-            config.noise && config.dirichlet_alpha_scale != d.dirichlet_alpha_scale,
-            config.dirichlet_alpha_scale.to_string(),
-        ),
-        (
-            "eps",
-            config.noise && config.dirichlet_epsilon != d.dirichlet_epsilon,
-            config.dirichlet_epsilon.to_string(),
-        ),
-        (
-            "temp_plies",
-            config.temperature_plies != d.temperature_plies,
-            config.temperature_plies.to_string(),
-        ),
-        (
-            "reuse",
-            config.reuse_tree != d.reuse_tree,
-            config.reuse_tree.to_string(),
-        ),
-    ];
-    let temp = (
-        "temp",
-        config.temperature_plies > 0 && config.temperature != d.temperature,
-        config.temperature.to_string(),
-    );
-    let mut out: Vec<String> = options
-        .iter()
-        .chain(std::iter::once(&temp))
-        .filter(|(key, differs, _)| *differs && !skip.contains(key))
-        .map(|(key, _, value)| format!("{key}={value}"))
-        .collect();
-    // In MCTS_OPTIONS order, so equal configs give equal specs.
-    let rank = |o: &String| {
-        let key = o.split('=').next().unwrap_or_default();
-        MCTS_OPTIONS.iter().position(|(k, _)| *k == key)
+    let c = config;
+    let gumbel = c.root == RootMode::Gumbel;
+    let mut out = Vec::new();
+    // Called in MCTS_OPTIONS order, so equal configs give equal specs.
+    let mut put = |key: &str, differs: bool, value: &dyn std::fmt::Display| {
+        if differs && !skip.contains(&key) {
+            out.push(format!("{key}={value}"));
+        }
     };
-    out.sort_by_key(rank);
+    put("cpuct", c.cpuct != d.cpuct, &c.cpuct);
+    put("cbase", c.cpuct_base != d.cpuct_base, &c.cpuct_base);
+    put("fpu", c.fpu_reduction != d.fpu_reduction, &c.fpu_reduction);
+    put("batch", c.batch_size != d.batch_size, &c.batch_size);
+    put("vloss", c.virtual_loss != d.virtual_loss, &c.virtual_loss);
+    put("gumbel", gumbel, &true);
+    put("m", gumbel && c.gumbel_m != d.gumbel_m, &c.gumbel_m);
+    let visit = gumbel && c.gumbel_c_visit != d.gumbel_c_visit;
+    put("cvisit", visit, &c.gumbel_c_visit);
+    let scale = gumbel && c.gumbel_c_scale != d.gumbel_c_scale;
+    put("cscale", scale, &c.gumbel_c_scale);
+    put("noise", c.noise != d.noise, &c.noise);
+    let alpha = c.noise && c.dirichlet_alpha_scale != d.dirichlet_alpha_scale;
+    put("alpha", alpha, &c.dirichlet_alpha_scale);
+    let eps = c.noise && c.dirichlet_epsilon != d.dirichlet_epsilon;
+    put("eps", eps, &c.dirichlet_epsilon);
+    let temp = c.temperature_plies > 0 && c.temperature != d.temperature;
+    put("temp", temp, &c.temperature);
+    put(
+        "temp_plies",
+        c.temperature_plies != d.temperature_plies,
+        &c.temperature_plies,
+    );
+    put("reuse", c.reuse_tree != d.reuse_tree, &c.reuse_tree);
     out
 }
 

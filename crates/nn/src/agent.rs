@@ -54,10 +54,16 @@ pub const MAX_MOVES_LEFT_UTILITY: f32 = 1.0;
 /// kind, not by how the spec's text begins.
 pub const NETWORK_KINDS: [&str; 2] = ["net", "best"];
 
-/// Whether `spec` names a network agent (`net:...`, `best...`); a spec that
-/// does not parse names none (its builder reports why).
+/// The network kind `spec` names (`net` or `best`), or `None` for any other
+/// agent; a spec that does not parse names none (its builder reports why).
+pub fn network_kind(spec: &str) -> Option<&'static str> {
+    let parsed = AgentSpec::parse(spec, "").ok()?;
+    NETWORK_KINDS.into_iter().find(|k| *k == parsed.kind)
+}
+
+/// Whether `spec` names a network agent (`net:...`, `best...`).
 pub fn is_network_spec(spec: &str) -> bool {
-    AgentSpec::parse(spec, "").is_ok_and(|parsed| NETWORK_KINDS.contains(&parsed.kind.as_str()))
+    network_kind(spec).is_some()
 }
 
 /// The variant the shipped network was trained on (its file predates the

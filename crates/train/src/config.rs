@@ -1060,8 +1060,7 @@ fn check_opponent(spec: &str, variant: Option<Variant>) -> Result<(), ConfigErro
     }
     // Decided by the parsed kind; a spec that does not parse is reported,
     // with every valid form, when the CLI builds it.
-    let is_net = AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
-    if !is_net {
+    if halatafl_nn::agent::network_kind(spec) != Some("net") {
         return Ok(());
     }
     let parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())

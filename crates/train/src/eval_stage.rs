@@ -70,8 +70,7 @@ impl Run {
         let precision = cfg.network.precision.clone();
         let variant = cfg.variant()?;
         let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
-            let net_kind = AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
-            if net_kind {
+            if halatafl_nn::agent::network_kind(spec) == Some("net") {
                 let mut parsed = AgentSpec::parse(spec, &halatafl_nn::agent::net_forms())?;
                 parsed
                     .params

@@ -90,20 +90,12 @@ impl Run {
                 header.generation
             ),
             Ok(read) => return Ok(Some(read)),
+            Err(e) if e.is_bad_file() => e.to_string(),
+            // Set aside by another process since it was listed.
             Err(ShardError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                // Set aside by another process since it was listed.
-                return Ok(None);
+                return Ok(None)
             }
-            Err(e @ ShardError::Io { .. })
-                if !matches!(
-                    e,
-                    ShardError::Io { ref source, .. }
-                        if source.kind() == std::io::ErrorKind::InvalidInput
-                ) =>
-            {
-                return Err(e.into())
-            }
-            Err(e) => e.to_string(),
+            Err(e) => return Err(e.into()),
         };
         let mut aside = path.as_os_str().to_owned();
         aside.push(".rejected");
@@ -118,6 +110,16 @@ impl Run {
             Err(e) => return Err(TrainError::io(path, e)),
         }
         Ok(None)
+    }
+
+    /// [`Run::read_run_shard`] for a shard's header alone.
+    pub(crate) fn read_run_shard_header(
+        &self,
+        g: u32,
+        path: &Path,
+    ) -> Result<Option<ShardHeader>, TrainError> {
+        let header = |p: &Path| read_shard_header(p).map(|h| (h, ()));
+        Ok(self.read_run_shard(g, path, header)?.map(|(h, ())| h))
     }
 
     /// Samples of generation `g`'s shards, in file order, with the value
@@ -447,8 +449,7 @@ impl SampleCounts {
         for g in generations {
             for path in run.shard_files(g)? {
                 if let std::collections::btree_map::Entry::Vacant(entry) = self.seen.entry(path) {
-                    let header = |p: &Path| read_shard_header(p).map(|h| (h, ()));
-                    if let Some((h, ())) = run.read_run_shard(g, entry.key(), header)? {
+                    if let Some(h) = run.read_run_shard_header(g, entry.key())? {
                         entry.insert((g, h.count as u64));
                     }
                 }

@@ -240,8 +240,8 @@ impl Run {
                     .ok()
                     .and_then(|m| now.duration_since(m).ok())
                     .unwrap_or_default();
+                // A live process, this one included, has its /proc entry.
                 if !meta.is_file()
-                    || pid == std::process::id()
                     || Path::new(&format!("/proc/{pid}")).exists()
                     || age.as_secs() < STALE_TEMP_SECONDS
                 {
@@ -269,13 +269,21 @@ impl Run {
         if self.is_async() && !init_only {
             return Err(self.async_refusal());
         }
+        self.check_files().map(|_| ())
+    }
+
+    /// Refuses a damaged CSV here, before any stage, rather than when a
+    /// stage appends to it (or, before, replaced it), and a run without
+    /// `progress.json` that holds completed work; returns the progress.
+    fn check_files(&self) -> Result<Option<Progress>, TrainError> {
         read_csv_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?;
         read_csv_rows::<TrainRow>(&self.dir.join("train.csv"))?;
         read_csv_rows::<EvalRow>(&self.dir.join("eval.csv"))?;
-        if self.progress()?.is_none() {
+        let progress = self.progress()?;
+        if progress.is_none() {
             self.refuse_completed_work_without_progress()?;
         }
-        Ok(())
+        Ok(progress)
     }
 
     fn async_refusal(&self) -> TrainError {
@@ -392,20 +400,19 @@ impl Run {
 
     /// Removes what a stage that did not finish may have left.
     fn clean_unfinished(&self, generation: u32, stage: Stage) -> Result<(), TrainError> {
-        let kept = match stage {
+        let earlier = |g| g < generation;
+        match stage {
             Stage::SelfPlay => {
                 let dir = self.shard_dir(generation);
                 if dir.exists() {
                     std::fs::remove_dir_all(&dir).map_err(at(&dir))?;
                 }
-                retain_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"), |g| g < generation)
+                retain_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"), earlier)?
             }
-            Stage::Train => {
-                retain_rows::<TrainRow>(&self.dir.join("train.csv"), |g| g < generation)
-            }
-            Stage::Eval => retain_rows::<EvalRow>(&self.dir.join("eval.csv"), |g| g < generation),
-        };
-        Ok(kept?)
+            Stage::Train => retain_rows::<TrainRow>(&self.dir.join("train.csv"), earlier)?,
+            Stage::Eval => retain_rows::<EvalRow>(&self.dir.join("eval.csv"), earlier)?,
+        }
+        Ok(())
     }
 
     pub(crate) fn stage_seed(&self, generation: u32, stage: Stage) -> u64 {
@@ -436,15 +443,7 @@ impl Run {
 
     /// Runs (or resumes) the stages of generations up to `last`.
     fn execute_through(&self, base_factory: &BaseFactory, last: u32) -> Result<(), TrainError> {
-        // A damaged CSV stops the run here, before any stage, rather than
-        // when a stage appends to it (or, before, replaced it).
-        read_csv_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?;
-        read_csv_rows::<TrainRow>(&self.dir.join("train.csv"))?;
-        read_csv_rows::<EvalRow>(&self.dir.join("eval.csv"))?;
-        let progress = self.progress()?;
-        if progress.is_none() {
-            self.refuse_completed_work_without_progress()?;
-        }
+        let progress = self.check_files()?;
         halatafl_nn::set_threads(self.config.run.torch_threads);
         // With an expert, generation 0 is made by the run's first stages
         // (a bad expert spec fails there at once).

@@ -20,7 +20,7 @@ use crate::error::{at, TrainError};
 use crate::learn_stage::{selfplay_may_play, SampleCounts};
 use crate::run::{bar, BaseFactory, Run, Stage};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
-use crate::shard::{read_shard_header, write_shard, ShardHeader, ShardOrigin, StoredSample};
+use crate::shard::{write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_dataio::run_rows::{append_rows, SelfPlayRow};
 use halatafl_nn::checkpoint;
@@ -412,14 +412,10 @@ impl Run {
         let mut stats = SelfPlayStats::default();
         let (mut batch, mut hits) = (0.0, 0.0);
         for path in self.shard_files(generation)? {
-            let header = |p: &Path| read_shard_header(p).map(|h| (h, ()));
-            let Some((
-                ShardHeader {
-                    origin: Some(origin),
-                    ..
-                },
-                (),
-            )) = self.read_run_shard(generation, &path, header)?
+            let Some(ShardHeader {
+                origin: Some(origin),
+                ..
+            }) = self.read_run_shard_header(generation, &path)?
             else {
                 continue;
             };

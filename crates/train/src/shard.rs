@@ -123,6 +123,19 @@ pub enum ShardError {
     },
 }
 
+impl ShardError {
+    /// Whether the file itself is at fault: damaged (checksum, records),
+    /// foreign (not a shard, another version or encoding) or not a regular
+    /// file. Such a shard can be set aside; any other I/O error (permissions,
+    /// a failing disk) is the machine's and must stop the stage.
+    pub fn is_bad_file(&self) -> bool {
+        match self {
+            ShardError::Io { source, .. } => source.kind() == std::io::ErrorKind::InvalidInput,
+            ShardError::Bad { .. } | ShardError::BadRecord { .. } => true,
+        }
+    }
+}
+
 fn variant_bytes(v: Variant) -> [u8; 4] {
     [
         v.is_classic() as u8,

@@ -73,7 +73,7 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
     }
     for spec in &config.eval.opponents {
         // Network opponents load their checkpoint when the evaluation starts.
-        let net_kind = halatafl_agent::AgentSpec::parse(spec, "").is_ok_and(|p| p.kind == "net");
+        let net_kind = halatafl_nn::agent::network_kind(spec) == Some("net");
         if spec != "previous" && !net_kind {
             crate::agents::build_agent(spec, 0, variant)
                 .with_context(|| format!("{}: eval.opponents", path.display()))?;
