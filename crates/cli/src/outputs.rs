@@ -16,13 +16,12 @@ pub type Named<'a> = (&'a str, &'a Path);
 pub fn check_outputs(inputs: &[Named], outputs: &[Named]) -> Result<()> {
     for (i, (flag, path)) in outputs.iter().enumerate() {
         write_target(path).with_context(|| format!("{flag} {}", path.display()))?;
-        for (other_flag, other) in inputs.iter().chain(&outputs[..i]) {
+        let earlier = inputs
+            .iter()
+            .map(|named| (named, "an input"))
+            .chain(outputs[..i].iter().map(|named| (named, "another output")));
+        for ((other_flag, other), role) in earlier {
             if same_file(path, other) {
-                let role = if outputs[..i].iter().any(|(f, _)| f == other_flag) {
-                    "another output"
-                } else {
-                    "an input"
-                };
                 bail!(
                     "{flag} {} is the same file as {other_flag} {}: writing it would \
                      overwrite {role}; give another path",
