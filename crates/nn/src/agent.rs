@@ -77,6 +77,23 @@ pub fn trained_variant(info: &checkpoint::CheckpointInfo) -> Option<&str> {
     info.extra.get(checkpoint::VARIANT_KEY).map(String::as_str)
 }
 
+/// Refuses a network trained on another variant than `variant`, naming
+/// both: `network` names it in the message, `trained` is what its
+/// checkpoint records ([`trained_variant`]; `None` plays any variant).
+pub fn check_trained_variant(
+    network: &str,
+    trained: Option<&str>,
+    variant: Variant,
+) -> Result<(), String> {
+    match trained {
+        Some(trained) if trained != variant.to_string() => Err(format!(
+            "the network {network} was trained on {trained}, and this game is {variant}: \
+             a network plays the variant it was trained on"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A network loaded once and shared.
 #[derive(Clone)]
 struct Shared {
@@ -252,21 +269,16 @@ fn build_agent_from(
             spec: spec.to_string(),
             why,
         })?;
-    if let Some(trained) = shared.variant.as_deref() {
-        if trained != variant.to_string() {
-            let network = match source {
-                NetSource::File(path) => path.display().to_string(),
-                NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
-            };
-            return Err(SpecError::Build {
-                spec: spec.to_string(),
-                why: format!(
-                    "the network {network} was trained on {trained}, and this game is {variant}: \
-                     a network plays the variant it was trained on"
-                ),
-            });
+    let network = match source {
+        NetSource::File(path) => path.display().to_string(),
+        NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
+    };
+    check_trained_variant(&network, shared.variant.as_deref(), variant).map_err(|why| {
+        SpecError::Build {
+            spec: spec.to_string(),
+            why,
         }
-    }
+    })?;
     let (evaluator, net_config) = (shared.evaluator, shared.config);
     if raw_policy {
         // The utility steers a search; the raw policy has none.

@@ -1070,12 +1070,9 @@ fn check_opponent(spec: &str, variant: Option<Variant>) -> Result<(), ConfigErro
         .map_err(|e| wrong(e.to_string()))?
         .ok_or_else(|| wrong("a network opponent needs `ckpt=PATH`".into()))?;
     let info = halatafl_nn::checkpoint::info(Path::new(&ckpt)).map_err(|e| wrong(e.to_string()))?;
-    if let (Some(trained), Some(variant)) = (halatafl_nn::agent::trained_variant(&info), variant) {
-        if trained != variant.to_string() {
-            return Err(wrong(format!(
-                "the network {ckpt} was trained on {trained}, and this run plays {variant}"
-            )));
-        }
+    if let Some(variant) = variant {
+        let trained = halatafl_nn::agent::trained_variant(&info);
+        halatafl_nn::agent::check_trained_variant(&ckpt, trained, variant).map_err(wrong)?;
     }
     Ok(())
 }

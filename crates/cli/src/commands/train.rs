@@ -62,14 +62,10 @@ fn check_agent_specs(config: &RunConfig, path: &Path) -> Result<()> {
         let expected = config.net_config().map_err(anyhow::Error::msg)?;
         let (_, info) = halatafl_nn::checkpoint::load(init, Some(expected), tch::Device::Cpu)
             .with_context(|| format!("{}: network.init", path.display()))?;
-        if let Some(trained) = halatafl_nn::agent::trained_variant(&info) {
-            anyhow::ensure!(
-                trained == variant.to_string(),
-                "{}: network.init: {} was trained on {trained}, and this run plays {variant}",
-                path.display(),
-                init.display()
-            );
-        }
+        let trained = halatafl_nn::agent::trained_variant(&info);
+        halatafl_nn::agent::check_trained_variant(&init.display().to_string(), trained, variant)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("{}: network.init", path.display()))?;
     }
     for spec in &config.eval.opponents {
         // Network opponents load their checkpoint when the evaluation starts.
