@@ -566,7 +566,7 @@ struct DagLines<'a> {
 impl crate::replay::LineOracle for DagLines<'_> {
     type Error = DagError;
 
-    fn value(&mut self, game: &Game, line: usize) -> Result<Option<Value>, DagError> {
+    fn value(&mut self, game: &Game, _: bool, line: usize) -> Result<Option<Value>, DagError> {
         let s = self.solver.solve(game.position())?;
         self.best = s.best;
         match s.winner {

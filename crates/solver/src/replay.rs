@@ -67,8 +67,11 @@ pub(crate) trait LineOracle {
     type Error: From<LineFailure>;
 
     /// The value held for the position `game` is at, on line `line` (for
-    /// the solver's own errors); `None` where the solver answers no more.
-    fn value(&mut self, game: &Game, line: usize) -> Result<Option<Value>, Self::Error>;
+    /// the solver's own errors); `over` says whether the game has ended
+    /// there (the checker knows it already). `None` where the solver
+    /// answers no more.
+    fn value(&mut self, game: &Game, over: bool, line: usize)
+        -> Result<Option<Value>, Self::Error>;
 
     /// The legal moves of `here`, in the rules engine's order, with the
     /// values held for the positions they lead to; `None` for a solver whose
@@ -141,7 +144,8 @@ pub(crate) fn check_lines<O: LineOracle>(
                 moves: moves_or_start(&game),
                 what,
             };
-            let held = oracle.value(&game, line)?;
+            let outcome = game.outcome();
+            let held = oracle.value(&game, outcome.is_some(), line)?;
             if let (Some(first), Some(now)) = (start_value, held) {
                 if now != first {
                     return Err(fail(format!(
@@ -151,7 +155,7 @@ pub(crate) fn check_lines<O: LineOracle>(
                 }
             }
             start_value = start_value.or(held);
-            if let Some(outcome) = game.outcome() {
+            if let Some(outcome) = outcome {
                 let ended = outcome.winner.map_or(Value::Draw, Value::Win);
                 match (held, ended) {
                     (Some(c), e) if c == e && e != Value::Draw => ends.won += 1,
@@ -222,7 +226,7 @@ mod tests {
     impl LineOracle for Liar {
         type Error = LineFailure;
 
-        fn value(&mut self, _: &Game, _: usize) -> Result<Option<Value>, LineFailure> {
+        fn value(&mut self, _: &Game, _: bool, _: usize) -> Result<Option<Value>, LineFailure> {
             Ok(Some(self.value))
         }
 

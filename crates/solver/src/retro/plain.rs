@@ -374,7 +374,7 @@ struct PlainLines<'a>(&'a RetroTables);
 impl LineOracle for PlainLines<'_> {
     type Error = RetroError;
 
-    fn value(&mut self, game: &Game, _: usize) -> Result<Option<Value>, RetroError> {
+    fn value(&mut self, game: &Game, _: bool, _: usize) -> Result<Option<Value>, RetroError> {
         Ok(Some(Value::Win(self.0.winner_unchecked(game.position()))))
     }
 

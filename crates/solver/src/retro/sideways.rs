@@ -936,9 +936,9 @@ struct SidewaysLines<'a> {
 impl LineOracle for SidewaysLines<'_> {
     type Error = RetroError;
 
-    fn value(&mut self, game: &Game, _: usize) -> Result<Option<Value>, RetroError> {
+    fn value(&mut self, game: &Game, over: bool, _: usize) -> Result<Option<Value>, RetroError> {
         let here = game.position();
-        if game.outcome().is_some() {
+        if over {
             return Ok(self.tables.outcome(here).ok());
         }
         let children = self
