@@ -8,6 +8,7 @@ use crate::checkpoint;
 use crate::config::NetConfig;
 use crate::inference::{InferenceNet, Precision};
 use crate::inference_server::{EvaluatorConfig, NetEvaluator};
+use crate::targets::AuxTarget;
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
 use halatafl_mcts::{from_spec, Evaluator, MctsAgent};
 use halatafl_rules::{Game, Variant};
@@ -303,7 +304,7 @@ fn build_agent_from(
             "must be a number from 0 to {MAX_MOVES_LEFT_UTILITY}"
         )));
     }
-    if utility > 0.0 && !net_config.moves_left_head {
+    if utility > 0.0 && !net_config.heads.has(AuxTarget::MovesLeft) {
         return Err(bad_utility(
             "the network has no moves-left head (train one with `[network] moves_left_head = true`)"
                 .into(),

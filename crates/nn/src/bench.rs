@@ -96,7 +96,7 @@ pub fn random_samples(count: usize, seed: u64) -> Vec<Sample> {
                 repetitions: game.repetitions() as u8,
                 policy: vec![1.0 / n as f32; n],
                 wdl: [0.3, 0.4, 0.3],
-                plies_left: None,
+                aux: Default::default(),
             });
             game.play_unchecked(moves[(next() % n as u64) as usize]);
         }

@@ -14,14 +14,15 @@
 //! strand those; whatever training writes from them is version 2. Any other
 //! version is refused with both versions named.
 //!
-//! The moves-left head ([`NetConfig::moves_left_head`]) needs no new format
-//! version: a network with the head says so in its `net` metadata and holds
-//! the head's tensors (`net/moves_left.*`, with their optimizer moments), a
-//! network without it writes exactly the metadata and tensors it always did.
-//! Files from before the head load as networks without it; a build from
-//! before the head refuses a file with it (an unknown `moves_left_head` key
-//! in `net`). Resuming a run that turns the head on from a checkpoint
-//! without it is the caller's choice: see [`Trainer::add_moves_left_head`].
+//! Auxiliary heads ([`NetConfig::heads`], [`crate::targets`]) need no new
+//! format version: a network with a head says so in its `net` metadata
+//! (`moves_left_head: true`) and holds the head's tensors
+//! (`net/moves_left.*`, with their optimizer moments), a network without
+//! any writes exactly the metadata and tensors it always did. Files from
+//! before a head load as networks without it; a build from before a head
+//! refuses a file with it (an unknown `<target>_head` key in `net`).
+//! Resuming a run that turns a head on from a checkpoint without it is the
+//! caller's choice: see [`Trainer::add_head`].
 
 use crate::config::NetConfig;
 use crate::encoding::ENCODING_VERSION;
@@ -326,7 +327,7 @@ pub fn load_bytes(
         why,
     };
     if let Some(e) = expected {
-        if e.with_moves_left_head(false) != info.net.with_moves_left_head(false) {
+        if e.without_heads() != info.net.without_heads() {
             return Err(mismatch(format!(
                 "network is {} ({:?}), expected {} ({:?})",
                 info.net, info.net, e, e

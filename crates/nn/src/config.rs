@@ -1,6 +1,7 @@
 //! Network shapes, with named presets in KataGo's style (`b6c64`: 6 residual
 //! blocks of 64 channels).
 
+use crate::targets::{AuxHeads, AuxTarget};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -11,11 +12,10 @@ pub const CHANNELS: std::ops::RangeInclusive<i64> = 4..=512;
 /// Channels or width of a head layer (presets use 4 to 256).
 pub const HEAD_CHANNELS: std::ops::RangeInclusive<i64> = 1..=512;
 
-/// A network's shape: tower depth and width, head sizes, and whether it has
-/// the moves-left head. Stored in every checkpoint's metadata; displayed as
-/// its preset name `b<blocks>c<channels>`.
+/// A network's shape: tower depth and width, head sizes, and which auxiliary
+/// heads it has. Stored in every checkpoint's metadata; displayed as its
+/// preset name `b<blocks>c<channels>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NetConfig {
     /// Residual blocks in the tower.
     pub blocks: usize,
@@ -27,17 +27,13 @@ pub struct NetConfig {
     pub value_channels: i64,
     /// Width of the value head's hidden fully connected layer.
     pub value_hidden: i64,
-    /// An auxiliary moves-left head (Leela Chess Zero's MLH; see
-    /// [`crate::model`]) predicting the plies to the end of the game. It has
-    /// the value head's sizes, so a preset needs no new ones. Off in every
-    /// preset; absent from the serialised config when off, so checkpoints
-    /// without the head keep the metadata they always had.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub moves_left_head: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
+    /// The auxiliary heads ([`crate::targets`]), each with the value head's
+    /// sizes, so a preset needs no new ones. None in every preset; written
+    /// as `<target>_head: true` keys beside the sizes, so a network without
+    /// any keeps the metadata networks always had. Any other key is refused
+    /// (this field reads every key the sizes do not).
+    #[serde(flatten)]
+    pub heads: AuxHeads,
 }
 
 impl Default for NetConfig {
@@ -56,14 +52,23 @@ impl NetConfig {
             policy_channels: (channels / 2).clamp(16, 64),
             value_channels: (channels / 8).clamp(4, 16),
             value_hidden: channels.saturating_mul(2).clamp(32, 256),
-            moves_left_head: false,
+            heads: AuxHeads::NONE,
         }
     }
 
-    /// The same network with the moves-left head on or off.
-    pub fn with_moves_left_head(self, on: bool) -> NetConfig {
+    /// The same network with `target`'s head on or off.
+    pub fn with_head(self, target: AuxTarget, on: bool) -> NetConfig {
         NetConfig {
-            moves_left_head: on,
+            heads: self.heads.with(target, on),
+            ..self
+        }
+    }
+
+    /// The same network without auxiliary heads: what must match for a
+    /// checkpoint to continue a run (heads can be added on the way).
+    pub fn without_heads(self) -> NetConfig {
+        NetConfig {
+            heads: AuxHeads::NONE,
             ..self
         }
     }
@@ -128,9 +133,9 @@ impl NetConfig {
         let value_head = conv(c, self.value_channels, 1)
             + 2.0 * self.value_channels as f64 * cells * self.value_hidden as f64;
         f += value_head + 2.0 * self.value_hidden as f64 * 3.0;
-        if self.moves_left_head {
-            f += value_head + 2.0 * self.value_hidden as f64;
-        }
+        // Each auxiliary head has the value head's shape with one output.
+        let aux_head = value_head + 2.0 * self.value_hidden as f64;
+        f += aux_head * self.heads.iter().count() as f64;
         f
     }
 }

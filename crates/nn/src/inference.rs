@@ -7,7 +7,8 @@
 //! use `w' = w * s` and `b' = beta - mean * s` with `s = gamma / sqrt(var + eps)`.
 
 use crate::encoding::{INPUT_PLANES, INPUT_SIZE, POLICY_SIZE};
-use crate::model::{ConvBn, PolicyValueNet, MOVES_LEFT_SCALE};
+use crate::model::{ConvBn, PolicyValueNet};
+use crate::targets::{AuxTarget, PerTarget};
 use tch::{Device, Kind, Tensor};
 
 /// Storage precision of the inference weights and activations; for
@@ -100,8 +101,8 @@ pub struct InferenceNet {
     value_hidden: FoldedConv,
     value_fc: LinearWeights,
     value_out: LinearWeights,
-    /// The moves-left head (1x1 convolution, hidden layer, output), if any.
-    moves_left: Option<(FoldedConv, LinearWeights, LinearWeights)>,
+    /// The auxiliary heads (1x1 convolution, hidden layer, output).
+    aux_heads: Vec<(AuxTarget, FoldedConv, LinearWeights, LinearWeights)>,
     kind: Kind,
     device: Device,
 }
@@ -112,9 +113,10 @@ pub struct InferenceOutput {
     pub policy: Vec<f32>,
     /// [batch * 3] win/draw/loss probabilities of the side to move.
     pub wdl: Vec<f32>,
-    /// \[batch\] predicted plies to the end of the game (never negative);
-    /// empty for a network without the moves-left head.
-    pub plies_left: Vec<f32>,
+    /// Per auxiliary target, \[batch\] predictions in the label's units
+    /// (for [`AuxTarget::MovesLeft`], plies to the end of the game, never
+    /// negative); empty for a target whose head the network lacks.
+    pub aux: PerTarget<Vec<f32>>,
 }
 
 impl InferenceNet {
@@ -152,10 +154,11 @@ impl InferenceNet {
             value_hidden: fold(&net.value_hidden),
             value_fc: linear(&net.value_fc),
             value_out: linear(&net.value_out),
-            moves_left: net
-                .moves_left
-                .as_ref()
-                .map(|h| (fold(&h.hidden), linear(&h.fc), linear(&h.out))),
+            aux_heads: net
+                .aux_heads
+                .iter()
+                .map(|h| (h.target, fold(&h.hidden), linear(&h.fc), linear(&h.out)))
+                .collect(),
             kind,
             device,
         }
@@ -166,9 +169,9 @@ impl InferenceNet {
         self.device
     }
 
-    /// Whether the network predicts plies left ([`InferenceOutput::plies_left`]).
-    pub fn has_moves_left_head(&self) -> bool {
-        self.moves_left.is_some()
+    /// Whether the network has `target`'s head ([`InferenceOutput::aux`]).
+    pub fn has_head(&self, target: AuxTarget) -> bool {
+        self.aux_heads.iter().any(|h| h.0 == target)
     }
 
     /// Runs `batch` positions whose planes are concatenated in `planes`.
@@ -183,13 +186,15 @@ impl InferenceNet {
             let mut out = InferenceOutput {
                 policy: Vec::with_capacity(batch * POLICY_SIZE),
                 wdl: Vec::with_capacity(batch * 3),
-                plies_left: Vec::with_capacity(batch),
+                aux: PerTarget::default(),
             };
             for one in planes.chunks_exact(INPUT_SIZE) {
                 let part = self.run_batch(one, 1);
                 out.policy.extend_from_slice(&part.policy);
                 out.wdl.extend_from_slice(&part.wdl);
-                out.plies_left.extend_from_slice(&part.plies_left);
+                for (target, values) in out.aux.iter_mut() {
+                    values.extend_from_slice(&part.aux[target]);
+                }
             }
             return out;
         }
@@ -204,16 +209,19 @@ impl InferenceNet {
             .to_kind(self.kind);
         let x = channels_last(&x);
         let (policy, value, trunk) = self.forward_trunk(&x);
-        let plies_left = match self.moves_left_forward(&trunk) {
-            Some(m) => {
-                let plies = (m.to_kind(Kind::Float) * MOVES_LEFT_SCALE)
-                    .clamp_min(0.0)
-                    .to_device(Device::Cpu)
-                    .contiguous();
-                Vec::<f32>::try_from(plies.view([-1])).expect("float tensor")
+        let mut aux = PerTarget::default();
+        for (target, hidden, fc, out) in &self.aux_heads {
+            let m = hidden.forward(&trunk).relu().flatten(1, -1);
+            let m = m.linear(&fc.0, Some(&fc.1)).relu();
+            let m = m.linear(&out.0, Some(&out.1)).reshape([-1]);
+            let spec = target.spec();
+            let mut values = m.to_kind(Kind::Float) * spec.scale;
+            if let Some(floor) = spec.floor {
+                values = values.clamp_min(floor);
             }
-            None => Vec::new(),
-        };
+            let values = values.to_device(Device::Cpu).contiguous();
+            aux[*target] = Vec::<f32>::try_from(values.view([-1])).expect("float tensor");
+        }
         let policy = policy
             .to_kind(Kind::Float)
             .to_device(Device::Cpu)
@@ -226,7 +234,7 @@ impl InferenceNet {
         InferenceOutput {
             policy: Vec::<f32>::try_from(policy.view([-1])).expect("float tensor"),
             wdl: Vec::<f32>::try_from(wdl.view([-1])).expect("float tensor"),
-            plies_left,
+            aux,
         }
     }
 
@@ -234,15 +242,6 @@ impl InferenceNet {
     pub fn forward(&self, x: &Tensor) -> (Tensor, Tensor) {
         let (policy, value, _) = self.forward_trunk(x);
         (policy, value)
-    }
-
-    /// [B] plies left / [`MOVES_LEFT_SCALE`] from the tower's output, for a
-    /// network with the moves-left head.
-    fn moves_left_forward(&self, trunk: &Tensor) -> Option<Tensor> {
-        let (hidden, fc, out) = self.moves_left.as_ref()?;
-        let m = hidden.forward(trunk).relu().flatten(1, -1);
-        let m = m.linear(&fc.0, Some(&fc.1)).relu();
-        Some(m.linear(&out.0, Some(&out.1)).reshape([-1]))
     }
 
     /// Policy logits, value logits and the tower's output (for further heads).

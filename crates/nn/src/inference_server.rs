@@ -12,11 +12,12 @@
 //!
 //! A bounded, direct-mapped cache keyed by everything the encoding sees (the
 //! Zobrist hash, the quiet counter, the repetition flag, the variant) holds the
-//! priors over legal moves, the value and (for a network with the moves-left
-//! head) the predicted plies left; its hit rate is counted.
+//! priors over legal moves, the value and the auxiliary heads' predictions;
+//! its hit rate is counted.
 
 use crate::encoding::{encode_into, move_logits, softmax_in_place, INPUT_SIZE, POLICY_SIZE};
 use crate::inference::{InferenceNet, InferenceOutput};
+use crate::targets::{AuxTarget, PerTarget};
 use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf, Wdl};
 use halatafl_rules::{Game, Position};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -110,8 +111,8 @@ impl Callers {
 struct CacheEntry {
     key: u64,
     wdl: [f32; 3],
-    /// The predicted plies left, `None` without the moves-left head.
-    plies_left: Option<f32>,
+    /// Each auxiliary head's prediction, `None` for heads the net lacks.
+    aux: PerTarget<Option<f32>>,
     priors: Box<[f32]>,
 }
 
@@ -233,7 +234,7 @@ impl NetEvaluator {
     }
 
     /// The cached value and plies left of `key`, its priors copied into `priors`.
-    fn lookup(&self, key: u64, priors: &mut [f32]) -> Option<(Wdl, Option<f32>)> {
+    fn lookup(&self, key: u64, priors: &mut [f32]) -> Option<(Wdl, PerTarget<Option<f32>>)> {
         if self.slots_per_shard == 0 {
             return None;
         }
@@ -250,14 +251,14 @@ impl NetEvaluator {
                         draw: e.wdl[1],
                         loss: e.wdl[2],
                     },
-                    e.plies_left,
+                    e.aux,
                 ))
             }
             _ => None,
         }
     }
 
-    fn store(&self, key: u64, priors: &[f32], wdl: [f32; 3], plies_left: Option<f32>) {
+    fn store(&self, key: u64, priors: &[f32], wdl: [f32; 3], aux: PerTarget<Option<f32>>) {
         if self.slots_per_shard == 0 {
             return;
         }
@@ -266,7 +267,7 @@ impl NetEvaluator {
         guard[slot] = Some(CacheEntry {
             key,
             wdl,
-            plies_left,
+            aux,
             priors: priors.into(),
         });
     }
@@ -369,15 +370,22 @@ fn inference_loop(
             let part = InferenceOutput {
                 policy: out.policy[at * POLICY_SIZE..(at + r.count) * POLICY_SIZE].to_vec(),
                 wdl: out.wdl[at * 3..(at + r.count) * 3].to_vec(),
-                plies_left: if out.plies_left.is_empty() {
-                    Vec::new()
-                } else {
-                    out.plies_left[at..at + r.count].to_vec()
-                },
+                aux: PerTarget::from_fn(|t| match out.aux[t].is_empty() {
+                    true => Vec::new(),
+                    false => out.aux[t][at..at + r.count].to_vec(),
+                }),
             };
             at += r.count;
             let _ = r.reply.send(part);
         }
+    }
+}
+
+/// Hands the search the auxiliary predictions it uses: the plies left, for
+/// its moves-left utility (`halatafl_mcts::search`).
+fn pass_to_search(out: &mut Evaluations, i: usize, aux: &PerTarget<Option<f32>>) {
+    if let Some(plies) = aux[AuxTarget::MovesLeft] {
+        out.set_plies_left(i, plies);
     }
 }
 
@@ -387,11 +395,9 @@ impl Evaluator<Game> for NetEvaluator {
         for i in 0..batch.len() {
             let key = cache_key(batch.leaf(i));
             match self.lookup(key, out.priors_mut(i)) {
-                Some((wdl, plies_left)) => {
+                Some((wdl, aux)) => {
                     out.set_value(i, wdl);
-                    if let Some(p) = plies_left {
-                        out.set_plies_left(i, p);
-                    }
+                    pass_to_search(out, i, &aux);
                 }
                 None => misses.push((i, key)),
             }
@@ -431,11 +437,9 @@ impl Evaluator<Game> for NetEvaluator {
                     loss: w[2],
                 },
             );
-            let plies_left = result.plies_left.get(k).copied();
-            if let Some(p) = plies_left {
-                out.set_plies_left(i, p);
-            }
-            self.store(key, &logits, w, plies_left);
+            let aux = PerTarget::from_fn(|t| result.aux[t].get(k).copied());
+            pass_to_search(out, i, &aux);
+            self.store(key, &logits, w, aux);
         }
     }
 }

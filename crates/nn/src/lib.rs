@@ -1,5 +1,6 @@
 //! The policy/value network on libtorch through `tch`: the input encoding and
-//! policy index space ([`encoding`]), the residual network ([`model`]) and its
+//! policy index space ([`encoding`]), the auxiliary training targets
+//! ([`targets`]), the residual network ([`model`]) and its
 //! inference form with folded batch norm ([`inference`]), the training step
 //! ([`trainer`]), checkpoints ([`checkpoint`]), and the batching evaluator that
 //! serves tree searches on many threads from one inference thread
@@ -22,6 +23,7 @@ pub mod inference;
 pub mod inference_server;
 pub mod model;
 pub mod sample;
+pub mod targets;
 pub mod trainer;
 
 pub use agent::{
@@ -32,6 +34,7 @@ pub use config::NetConfig;
 pub use inference::{InferenceNet, Precision};
 pub use inference_server::{EvaluatorConfig, NetEvaluator};
 pub use sample::{Batch, Sample};
+pub use targets::{AuxHeads, AuxTarget, AuxWeights, GameEnd, PerTarget};
 pub use trainer::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig, Trainer};
 
 use thiserror::Error;

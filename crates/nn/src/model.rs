@@ -3,23 +3,19 @@
 //! win/draw/loss value head. Built from an `nn::Path` with named sub-paths so
 //! checkpoint tensor names read like `tower.3.second.conv.weight`.
 //!
-//! Optionally ([`NetConfig::moves_left_head`]) a moves-left head, the
-//! auxiliary head of Leela Chess Zero (MLH, 2020; KataGo's search adds
-//! auxiliary predictions to its utility the same way): a 1x1 convolution,
-//! a hidden fully connected layer and one linear output predicting the plies
-//! from the position to the end of the game, divided by
-//! [`MOVES_LEFT_SCALE`] so that the target is of order one like the other
-//! heads' (see [`crate::trainer`] for its loss, [`crate::inference`] for how
-//! the prediction is read back in plies).
-
+//! Optionally ([`NetConfig::heads`]) auxiliary heads, one per
+//! [`AuxTarget`] asked for (Leela Chess Zero's moves-left head, MLH, 2020,
+//! is the first; KataGo's search adds auxiliary predictions to its utility
+//! the same way): each a 1x1 convolution, a hidden fully connected layer and
+//! one linear output predicting its label divided by the target's scale, so
+//! that the target is of order one like the other heads' (see
+//! [`crate::trainer`] for the loss, [`crate::inference`] for how a
+//! prediction is read back in the label's units).
 use crate::config::NetConfig;
 use crate::encoding::{GRID, INPUT_PLANES, POLICY_PLANES, POLICY_SIZE};
+use crate::targets::{AuxTarget, PerTarget};
 use tch::nn::{self, ModuleT};
 use tch::Tensor;
-
-/// The moves-left head predicts plies left divided by this: games last tens
-/// to a few hundred plies, so the target is of order one.
-pub const MOVES_LEFT_SCALE: f64 = 100.0;
 
 /// Convolution without bias followed by batch norm: the bias would be
 /// cancelled by the norm's mean, and the pair folds into one biased
@@ -62,7 +58,7 @@ pub struct ResidualBlock {
 }
 
 /// The whole network: an input convolution, the residual tower, and the
-/// policy, value and (optional) moves-left heads on the tower's output.
+/// policy, value and (optional) auxiliary heads on the tower's output.
 /// Field names are the checkpoint's tensor name prefixes.
 #[derive(Debug)]
 pub struct PolicyValueNet {
@@ -84,28 +80,31 @@ pub struct PolicyValueNet {
     pub value_fc: nn::Linear,
     /// The value head's output layer: win/draw/loss logits.
     pub value_out: nn::Linear,
-    /// The moves-left head, when the config asks for one.
-    pub moves_left: Option<MovesLeftHead>,
+    /// The auxiliary heads the config asks for, in [`AuxTarget::ALL`] order.
+    pub aux_heads: Vec<AuxHead>,
 }
 
-/// 1x1 convolution (with batch norm) -> fully connected -> one output: the
-/// value head's shape with a single output.
+/// An auxiliary head: 1x1 convolution (with batch norm) -> fully connected
+/// -> one output, the value head's shape with a single output.
 #[derive(Debug)]
-pub struct MovesLeftHead {
+pub struct AuxHead {
+    /// What the head predicts.
+    pub target: AuxTarget,
     /// 1x1 convolution (with batch norm) to the value head's channels.
     pub hidden: ConvBn,
     /// Hidden fully connected layer, the value head's width.
     pub fc: nn::Linear,
-    /// The single output: plies left / [`MOVES_LEFT_SCALE`].
+    /// The single output: the label / the target's scale.
     pub out: nn::Linear,
 }
 
-impl MovesLeftHead {
-    /// Builds the head under `p / "moves_left"` (so its tensors are named
-    /// `moves_left.*`), with the value head's sizes.
-    pub fn new(p: &nn::Path, config: &NetConfig) -> MovesLeftHead {
-        let p = p / "moves_left";
-        MovesLeftHead {
+impl AuxHead {
+    /// Builds `target`'s head under `p / <its key>` (so the moves-left
+    /// head's tensors are named `moves_left.*`), with the value head's sizes.
+    pub fn new(p: &nn::Path, target: AuxTarget, config: &NetConfig) -> AuxHead {
+        let p = p / target.spec().key;
+        AuxHead {
+            target,
             hidden: ConvBn::new(&p / "hidden", config.channels, config.value_channels, 1),
             fc: nn::linear(
                 &p / "fc",
@@ -117,7 +116,7 @@ impl MovesLeftHead {
         }
     }
 
-    /// Trunk features -> \[B\] predicted plies left / [`MOVES_LEFT_SCALE`].
+    /// Trunk features -> \[B\] predicted label / the target's scale.
     pub fn forward_t(&self, trunk: &Tensor, train: bool) -> Tensor {
         self.hidden
             .forward_t(trunk, train)
@@ -136,8 +135,9 @@ pub struct HeadOutputs {
     pub policy: Tensor,
     /// [B, 3] win/draw/loss logits for the side to move.
     pub value: Tensor,
-    /// \[B\] predicted plies left / [`MOVES_LEFT_SCALE`], when the net has the head.
-    pub moves_left: Option<Tensor>,
+    /// \[B\] each auxiliary head's prediction (label / the target's scale),
+    /// for the heads the net has.
+    pub aux: PerTarget<Option<Tensor>>,
 }
 
 impl PolicyValueNet {
@@ -179,9 +179,11 @@ impl PolicyValueNet {
                 3,
                 Default::default(),
             ),
-            moves_left: config
-                .moves_left_head
-                .then(|| MovesLeftHead::new(p, &config)),
+            aux_heads: config
+                .heads
+                .iter()
+                .map(|t| AuxHead::new(p, t, &config))
+                .collect(),
         }
     }
 
@@ -192,7 +194,7 @@ impl PolicyValueNet {
         (heads.policy, heads.value)
     }
 
-    /// Every head, the moves-left one included when present.
+    /// Every head, the auxiliary ones included.
     pub fn forward_heads_t(&self, xs: &Tensor, train: bool) -> HeadOutputs {
         let mut x = self.input.forward_t(xs, train).relu();
         for block in &self.tower {
@@ -213,12 +215,16 @@ impl PolicyValueNet {
             .apply(&self.value_fc)
             .relu()
             .apply(&self.value_out);
-        let moves_left = self.moves_left.as_ref().map(|h| h.forward_t(&x, train));
-        HeadOutputs {
-            policy,
-            value,
-            moves_left,
+        let mut aux = PerTarget::from_fn(|_| None);
+        for head in &self.aux_heads {
+            aux[head.target] = Some(head.forward_t(&x, train));
         }
+        HeadOutputs { policy, value, aux }
+    }
+
+    /// The head of `target`, when the network has it.
+    pub fn aux_head(&self, target: AuxTarget) -> Option<&AuxHead> {
+        self.aux_heads.iter().find(|h| h.target == target)
     }
 }
 

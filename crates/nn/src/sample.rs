@@ -1,7 +1,7 @@
 //! Training samples and batches.
 
 use crate::encoding::{encode_into, for_each_segment, INPUT_PLANES, INPUT_SIZE, POLICY_SIZE};
-use crate::model::MOVES_LEFT_SCALE;
+use crate::targets::PerTarget;
 use halatafl_rules::{Move, Position};
 use tch::{Device, Kind, Tensor};
 
@@ -17,11 +17,13 @@ pub struct Sample {
     /// Win/draw/loss target for the side to move (the game's result, or a
     /// blend with the search value).
     pub wdl: [f32; 3],
-    /// Plies from this position to the end of its game (1 for the last
-    /// position before the end), the moves-left head's target; `None` where
-    /// the end is not known (samples from before the field existed, games cut
-    /// short: see `halatafl_train::selfplay`), which the head does not train on.
-    pub plies_left: Option<u16>,
+    /// Each auxiliary target's label, in the target's units (for
+    /// [`AuxTarget::MovesLeft`](crate::AuxTarget::MovesLeft), the plies from
+    /// this position to the end of its game, 1 for the last position before
+    /// the end); `None` where the game does not reveal it (see
+    /// [`AuxTarget::label`](crate::AuxTarget::label)) or the sample is older
+    /// than the target, which its head then does not train on.
+    pub aux: PerTarget<Option<f32>>,
 }
 
 impl Sample {
@@ -47,7 +49,7 @@ impl Sample {
             repetitions: self.repetitions,
             policy,
             wdl: self.wdl,
-            plies_left: self.plies_left,
+            aux: self.aux,
         }
     }
 }
@@ -65,10 +67,9 @@ pub struct Batch {
     pub policy: Tensor,
     /// [B, 3] value targets.
     pub wdl: Tensor,
-    /// \[B\] moves-left targets: plies left / [`MOVES_LEFT_SCALE`] (0 where unknown).
-    pub moves_left: Tensor,
-    /// \[B\] 1 where the sample has a moves-left target, else 0.
-    pub moves_left_mask: Tensor,
+    /// Per auxiliary target: (\[B\] labels / the target's scale, 0 where
+    /// unknown; \[B\] 1 where the sample has a label, else 0).
+    pub aux: PerTarget<(Tensor, Tensor)>,
     /// Samples in the batch (B).
     pub len: usize,
 }
@@ -95,8 +96,7 @@ impl Batch {
         let mut mask = vec![false; b * max_moves];
         let mut policy = vec![0f32; b * max_moves];
         let mut wdl = vec![0f32; b * 3];
-        let mut moves_left = vec![0f32; b];
-        let mut moves_left_mask = vec![0f32; b];
+        let mut aux = PerTarget::from_fn(|_| (vec![0f32; b], vec![0f32; b]));
         for (i, (s, moves)) in samples.iter().zip(&move_lists).enumerate() {
             encode_into(
                 &s.position,
@@ -120,9 +120,11 @@ impl Batch {
                 });
             }
             wdl[i * 3..i * 3 + 3].copy_from_slice(&s.wdl);
-            if let Some(plies) = s.plies_left {
-                moves_left[i] = (plies as f64 / MOVES_LEFT_SCALE) as f32;
-                moves_left_mask[i] = 1.0;
+            for (target, (labels, mask)) in aux.iter_mut() {
+                if let Some(label) = s.aux[target] {
+                    labels[i] = (label as f64 / target.spec().scale) as f32;
+                    mask[i] = 1.0;
+                }
             }
         }
         let (b, m, l) = (b as i64, max_moves as i64, max_len as i64);
@@ -134,8 +136,12 @@ impl Batch {
             move_mask: Tensor::from_slice(&mask).view([b, m]).to_device(device),
             policy: Tensor::from_slice(&policy).view([b, m]).to_device(device),
             wdl: Tensor::from_slice(&wdl).view([b, 3]).to_device(device),
-            moves_left: Tensor::from_slice(&moves_left).to_device(device),
-            moves_left_mask: Tensor::from_slice(&moves_left_mask).to_device(device),
+            aux: aux.map(|_, (labels, mask)| {
+                (
+                    Tensor::from_slice(&labels).to_device(device),
+                    Tensor::from_slice(&mask).to_device(device),
+                )
+            }),
             len: samples.len(),
         }
     }

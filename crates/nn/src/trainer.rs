@@ -1,17 +1,19 @@
 //! The training step: policy cross-entropy + value cross-entropy + L2 (as in
 //! AlphaZero, Silver et al. 2018: l = -pi^T log p + CE(z, v) + c ||theta||^2),
-//! plus, for a network with a moves-left head, `moves_left_weight` times its
-//! Huber loss (delta [`MOVES_LEFT_HUBER_DELTA`]) against plies left /
-//! [`crate::model::MOVES_LEFT_SCALE`], averaged over the samples whose end
-//! is known (the others do not train the head), with SGD+Nesterov momentum or Adam, a learning-rate schedule, and gradient
+//! plus, for each auxiliary head the network has ([`crate::targets`]), its
+//! weight in `aux_weights` times its Huber loss (the target's delta) against
+//! the label / the target's scale, averaged over the samples that have a
+//! label (the others do not train the head); with SGD+Nesterov momentum or
+//! Adam, a learning-rate schedule, and gradient
 //! clipping by global norm. The optimizer is written here over the var store's
 //! tensors (a few lines each) so that its state can be saved in checkpoints.
 
 use crate::autocast::with_bf16_autocast;
 use crate::config::NetConfig;
 use crate::inference::Precision;
-use crate::model::{HeadOutputs, MovesLeftHead, PolicyValueNet};
+use crate::model::{AuxHead, HeadOutputs, PolicyValueNet};
 use crate::sample::Batch;
+use crate::targets::{AuxTarget, AuxWeights, PerTarget};
 use serde::{Deserialize, Serialize};
 use tch::{nn, Device, Kind, Tensor};
 use thiserror::Error;
@@ -52,7 +54,7 @@ pub enum LrSchedule {
 /// schedule, loss weights, clipping and precision. Stored in every
 /// checkpoint's metadata.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct TrainConfig {
     /// `sgd` (Nesterov momentum) or `adam`.
     pub optimizer: OptimizerKind,
@@ -66,11 +68,13 @@ pub struct TrainConfig {
     pub l2: f64,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f64,
-    /// Weight of the moves-left head's loss (0: the head, if any, is not
-    /// trained). Absent from the serialised config when 0, so checkpoints
-    /// of runs without the head keep the metadata they always had.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub moves_left_weight: f64,
+    /// Weight of each auxiliary head's loss (0: the head, if any, is not
+    /// trained), written as `<target>_weight` keys when not 0, so checkpoints
+    /// of runs without auxiliary heads keep the metadata they always had.
+    /// Any other key is refused (this field reads every key the others do
+    /// not, in place of `deny_unknown_fields`).
+    #[serde(flatten)]
+    pub aux_weights: AuxWeights,
     /// Clip the global gradient norm to this (0: no clipping).
     pub grad_clip: f64,
     /// Linear warm-up steps.
@@ -84,16 +88,6 @@ pub struct TrainConfig {
     pub precision: Precision,
 }
 
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
-}
-
-/// Huber delta of the moves-left loss, in units of
-/// [`crate::model::MOVES_LEFT_SCALE`] plies (50 plies): squared error for
-/// the usual misses, linear beyond, so the few very long games (drawn at
-/// hundreds of plies) do not dominate the head's gradient.
-pub const MOVES_LEFT_HUBER_DELTA: f64 = 0.5;
-
 impl Default for TrainConfig {
     fn default() -> TrainConfig {
         TrainConfig {
@@ -103,7 +97,7 @@ impl Default for TrainConfig {
             beta2: 0.999,
             l2: 1e-4,
             value_weight: 1.0,
-            moves_left_weight: 0.0,
+            aux_weights: AuxWeights::default(),
             grad_clip: 5.0,
             warmup_steps: 50,
             schedule: LrSchedule::Constant,
@@ -145,12 +139,12 @@ pub struct Losses {
     pub policy: f64,
     /// Value cross-entropy against the win/draw/loss target, unweighted.
     pub value: f64,
-    /// The moves-left head's loss, unweighted (0 without the head).
-    pub moves_left: f64,
+    /// Each auxiliary head's loss, unweighted (0 without the head).
+    pub aux: PerTarget<f64>,
     /// The L2 term, already times the `l2` coefficient.
     pub l2: f64,
-    /// What was minimised: policy + `value_weight` x value + l2, plus
-    /// `moves_left_weight` x moves-left for a network with the head.
+    /// What was minimised: policy + `value_weight` x value + l2, plus each
+    /// auxiliary head's weight x its loss.
     pub total: f64,
     /// Global gradient norm before clipping.
     pub grad_norm: f64,
@@ -166,8 +160,8 @@ pub struct Losses {
 pub struct NonFiniteLoss {
     /// The step that was refused (the trainer's step count plus one).
     pub step: u64,
-    /// `policy loss`, `value loss`, `moves-left loss`, `l2 loss`, `total
-    /// loss` or `gradient norm`.
+    /// `policy loss`, `value loss`, an auxiliary head's loss (`moves-left
+    /// loss`), `l2 loss`, `total loss` or `gradient norm`.
     pub what: &'static str,
     /// The offending value (NaN or infinite).
     pub value: f64,
@@ -179,8 +173,8 @@ pub struct LossTerms {
     pub policy: Tensor,
     /// Value cross-entropy, unweighted.
     pub value: Tensor,
-    /// The moves-left head's loss, unweighted; `None` without the head.
-    pub moves_left: Option<Tensor>,
+    /// Each auxiliary head's loss, unweighted; `None` without the head.
+    pub aux: PerTarget<Option<Tensor>>,
     /// The L2 term, already times `l2`.
     pub l2: Tensor,
 }
@@ -274,7 +268,8 @@ impl Trainer {
         (t.policy, t.value, t.l2)
     }
 
-    /// Every loss term for a batch; `moves_left` only for a network with the head.
+    /// Every loss term for a batch; the auxiliary ones for the heads the
+    /// network has.
     pub fn loss_terms(&self, batch: &Batch, train: bool) -> LossTerms {
         let heads = match self.config.precision {
             Precision::F32 => self.net.forward_heads_t(&batch.planes, train),
@@ -285,7 +280,7 @@ impl Trainer {
                 HeadOutputs {
                     policy: h.policy.to_kind(Kind::Float),
                     value: h.value.to_kind(Kind::Float),
-                    moves_left: h.moves_left.map(|m| m.to_kind(Kind::Float)),
+                    aux: h.aux.map(|_, m| m.map(|m| m.to_kind(Kind::Float))),
                 }
             }
         };
@@ -297,14 +292,14 @@ impl Trainer {
         let value_loss = -(&batch.wdl * value_logp)
             .sum_dim_intlist(1, false, Kind::Float)
             .mean(Kind::Float);
-        let moves_left = heads.moves_left.map(|predicted| {
-            let per_sample = predicted.huber_loss(
-                &batch.moves_left,
-                tch::Reduction::None,
-                MOVES_LEFT_HUBER_DELTA,
-            );
-            let known = batch.moves_left_mask.sum(Kind::Float).clamp_min(1.0);
-            (per_sample * &batch.moves_left_mask).sum(Kind::Float) / known
+        let aux = heads.aux.map(|target, predicted| {
+            let (label, mask) = &batch.aux[target];
+            predicted.map(|predicted| {
+                let per_sample =
+                    predicted.huber_loss(label, tch::Reduction::None, target.spec().huber_delta);
+                let known = mask.sum(Kind::Float).clamp_min(1.0);
+                (per_sample * mask).sum(Kind::Float) / known
+            })
         });
         let mut l2 = Tensor::zeros([], (Kind::Float, self.device()));
         for (name, t) in self.named_trainables() {
@@ -315,23 +310,23 @@ impl Trainer {
         LossTerms {
             policy: policy_loss,
             value: value_loss,
-            moves_left,
+            aux,
             l2: l2 * self.config.l2,
         }
     }
 
-    /// Adds a freshly initialised moves-left head (seeded by `seed`) to a
+    /// Adds a freshly initialised head for `target` (seeded by `seed`) to a
     /// network without one, with zero optimizer moments for its weights;
     /// every other weight and moment is kept. This is how a run whose config
-    /// turns the head on resumes from a checkpoint that lacks it.
-    pub fn add_moves_left_head(&mut self, seed: u64) {
-        if self.net.moves_left.is_some() {
+    /// turns a head on resumes from a checkpoint that lacks it.
+    pub fn add_head(&mut self, target: AuxTarget, seed: u64) {
+        if self.net.aux_head(target).is_some() {
             return;
         }
-        let config = self.net.config.with_moves_left_head(true);
-        self.net.moves_left = Some(seeded(seed, || {
-            MovesLeftHead::new(&self.vs.root(), &config)
-        }));
+        let config = self.net.config.with_head(target, true);
+        let head = seeded(seed, || AuxHead::new(&self.vs.root(), target, &config));
+        self.net.aux_heads.push(head);
+        self.net.aux_heads.sort_by_key(|h| h.target);
         self.net.config = config;
         let mut old: std::collections::HashMap<String, (Tensor, Tensor)> = self
             .moments
@@ -358,8 +353,10 @@ impl Trainer {
         let terms = self.loss_terms(batch, true);
         let (policy_loss, value_loss, l2) = (&terms.policy, &terms.value, &terms.l2);
         let mut total = policy_loss + value_loss * self.config.value_weight + l2;
-        if let Some(m) = &terms.moves_left {
-            total += m * self.config.moves_left_weight;
+        for (target, term) in terms.aux.iter() {
+            if let Some(term) = term {
+                total += term * self.config.aux_weights[target];
+            }
         }
         let vars = self.named_trainables();
         for (_, t) in &vars {
@@ -383,24 +380,22 @@ impl Trainer {
         let losses = Losses {
             policy: policy_loss.double_value(&[]),
             value: value_loss.double_value(&[]),
-            moves_left: terms
-                .moves_left
-                .as_ref()
-                .map_or(0.0, |m| m.double_value(&[])),
+            aux: PerTarget::from_fn(|t| terms.aux[t].as_ref().map_or(0.0, |m| m.double_value(&[]))),
             l2: l2.double_value(&[]),
             total: total.double_value(&[]),
             grad_norm,
             lr,
         };
-        let terms = [
-            ("policy loss", losses.policy),
-            ("value loss", losses.value),
-            ("moves-left loss", losses.moves_left),
-            ("l2 loss", losses.l2),
-            ("total loss", losses.total),
-            ("gradient norm", losses.grad_norm),
-        ];
-        if let Some(&(what, value)) = terms.iter().find(|(_, v)| !v.is_finite()) {
+        let aux_terms = losses.aux.iter().map(|(t, &v)| (t.spec().loss_name, v));
+        let terms = [("policy loss", losses.policy), ("value loss", losses.value)]
+            .into_iter()
+            .chain(aux_terms)
+            .chain([
+                ("l2 loss", losses.l2),
+                ("total loss", losses.total),
+                ("gradient norm", losses.grad_norm),
+            ]);
+        if let Some((what, value)) = terms.into_iter().find(|(_, v)| !v.is_finite()) {
             return Err(NonFiniteLoss {
                 step: self.step + 1,
                 what,

@@ -6,8 +6,12 @@ use halatafl_agent::AgentSpec;
 use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf};
 use halatafl_nn::checkpoint;
 use halatafl_nn::encoding::encode;
-use halatafl_nn::model::MOVES_LEFT_SCALE;
-use halatafl_nn::{Batch, InferenceNet, NetConfig, Precision, Sample, TrainConfig, Trainer};
+use halatafl_nn::{
+    AuxTarget, AuxWeights, Batch, InferenceNet, NetConfig, PerTarget, Precision, Sample,
+    TrainConfig, Trainer,
+};
+
+const ML: AuxTarget = AuxTarget::MovesLeft;
 use halatafl_rules::{Game, Variant};
 use safetensors::SafeTensors;
 use std::collections::BTreeMap;
@@ -22,19 +26,14 @@ fn config(moves_left_weight: f64) -> TrainConfig {
     TrainConfig {
         warmup_steps: 0,
         lr: 3e-3,
-        moves_left_weight,
+        aux_weights: AuxWeights(PerTarget::from_fn(|_| moves_left_weight)),
         ..Default::default()
     }
 }
 
 fn with_head(seed: u64) -> Trainer {
     halatafl_nn::set_threads(2);
-    Trainer::new(
-        tiny().with_moves_left_head(true),
-        config(1.0),
-        Device::Cpu,
-        seed,
-    )
+    Trainer::new(tiny().with_head(ML, true), config(1.0), Device::Cpu, seed)
 }
 
 /// Every position of one seeded game, each with its exact plies left, and
@@ -60,7 +59,7 @@ fn game_samples(seed: u64) -> Vec<Sample> {
             repetitions: 1,
             policy: vec![1.0 / moves as f32; moves],
             wdl: [0.0, 1.0, 0.0],
-            plies_left: Some((n - i) as u16),
+            aux: PerTarget::from_fn(|_| Some((n - i) as f32)),
         })
         .collect()
 }
@@ -78,7 +77,7 @@ fn the_head_predicts_one_number_per_position_and_learns_plies_left() {
     let batch = Batch::new(&refs, Device::Cpu);
     let mut t = with_head(5);
     let heads = t.net.forward_heads_t(&batch.planes, false);
-    let m = heads.moves_left.expect("the config asks for the head");
+    let m = heads.aux.take(ML).expect("the config asks for the head");
     assert_eq!(m.size(), vec![data.len() as i64]);
     assert_eq!(heads.value.size(), vec![data.len() as i64, 3]);
 
@@ -87,41 +86,42 @@ fn the_head_predicts_one_number_per_position_and_learns_plies_left() {
     for _ in 0..60 {
         last = t.train_step(&batch).unwrap();
     }
-    assert!(first.moves_left > 0.0, "{first:?}");
+    assert!(first.aux[ML] > 0.0, "{first:?}");
     assert!(
-        last.moves_left < first.moves_left / 4.0,
+        last.aux[ML] < first.aux[ML] / 4.0,
         "the moves-left loss did not fall: {first:?} -> {last:?}"
     );
     // The total counts the weighted head loss.
     let unweighted = last.policy + last.value + last.l2;
     assert!(
-        (last.total - unweighted - last.moves_left).abs() < 1e-4,
+        (last.total - unweighted - last.aux[ML]).abs() < 1e-4,
         "{last:?}"
     );
 
     // Inference reads the prediction back in plies, as the training graph has it.
     let net = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
-    assert!(net.has_moves_left_head());
+    assert!(net.has_head(ML));
     let mut planes = Vec::new();
     for s in &data {
         planes.extend(encode(&s.position, 1));
     }
     let out = net.run(&planes, data.len());
-    assert_eq!(out.plies_left.len(), data.len());
+    assert_eq!(out.aux[ML].len(), data.len());
     let reference = tch::no_grad(|| t.net.forward_heads_t(&batch.planes, false))
-        .moves_left
+        .aux
+        .take(ML)
         .unwrap();
     let reference = Vec::<f32>::try_from(reference).unwrap();
-    for (i, (&got, &want)) in out.plies_left.iter().zip(&reference).enumerate() {
-        let want = (want as f64 * MOVES_LEFT_SCALE).max(0.0) as f32;
+    for (i, (&got, &want)) in out.aux[ML].iter().zip(&reference).enumerate() {
+        let want = (want as f64 * ML.spec().scale).max(0.0) as f32;
         assert!((got - want).abs() < 1e-2, "position {i}: {got} vs {want}");
         assert!(got >= 0.0);
     }
     // After fitting, an early position is predicted to last longer than a late one.
     assert!(
-        out.plies_left[0] > out.plies_left[data.len() - 1] + 5.0,
+        out.aux[ML][0] > out.aux[ML][data.len() - 1] + 5.0,
         "{:?}",
-        out.plies_left
+        out.aux[ML]
     );
 }
 
@@ -129,25 +129,22 @@ fn the_head_predicts_one_number_per_position_and_learns_plies_left() {
 fn samples_without_plies_left_do_not_train_the_head() {
     let mut data = game_samples(4);
     data.truncate(16);
-    data.iter_mut().for_each(|s| s.plies_left = None);
+    data.iter_mut().for_each(|s| s.aux[ML] = None);
     let refs: Vec<&Sample> = data.iter().collect();
     let batch = Batch::new(&refs, Device::Cpu);
-    assert_eq!(
-        batch.moves_left_mask.sum(Kind::Float).double_value(&[]),
-        0.0
-    );
+    assert_eq!(batch.aux[ML].1.sum(Kind::Float).double_value(&[]), 0.0);
     let mut t = with_head(6);
     // Without L2, which decays every weight, nothing but the loss moves the head.
     t.config.l2 = 0.0;
-    let before = t.net.moves_left.as_ref().unwrap().out.ws.copy();
+    let before = t.net.aux_head(ML).unwrap().out.ws.copy();
     let losses = t.train_step(&batch).unwrap();
-    assert_eq!(losses.moves_left, 0.0);
-    let after = &t.net.moves_left.as_ref().unwrap().out.ws;
+    assert_eq!(losses.aux[ML], 0.0);
+    let after = &t.net.aux_head(ML).unwrap().out.ws;
     assert!(before.equal(after), "the head moved without a target");
     // A network without the head reports no moves-left loss.
     let mut plain = Trainer::new(tiny(), config(0.0), Device::Cpu, 6);
-    assert!(plain.net.moves_left.is_none());
-    assert_eq!(plain.train_step(&batch).unwrap().moves_left, 0.0);
+    assert!(plain.net.aux_head(ML).is_none());
+    assert_eq!(plain.train_step(&batch).unwrap().aux[ML], 0.0);
 }
 
 #[test]
@@ -164,8 +161,8 @@ fn checkpoints_record_the_head_and_ones_without_it_keep_their_old_form() {
     let path = dir.join("head.safetensors");
     checkpoint::save(&t, &path, &BTreeMap::new()).unwrap();
     let info = checkpoint::info(&path).unwrap();
-    assert!(info.net.moves_left_head);
-    assert_eq!(info.train.moves_left_weight, 1.0);
+    assert!(info.net.heads.has(ML));
+    assert_eq!(info.train.aux_weights[ML], 1.0);
     let bytes = std::fs::read(&path).unwrap();
     let names: Vec<String> = SafeTensors::deserialize(&bytes)
         .unwrap()
@@ -179,13 +176,15 @@ fn checkpoints_record_the_head_and_ones_without_it_keep_their_old_form() {
     );
     assert!(names.iter().any(|n| n == "opt/moves_left.out.weight/m"));
     let (loaded, _) =
-        checkpoint::load(&path, Some(tiny().with_moves_left_head(true)), Device::Cpu).unwrap();
+        checkpoint::load(&path, Some(tiny().with_head(ML, true)), Device::Cpu).unwrap();
     let planes = &batch.planes;
     let a = tch::no_grad(|| t.net.forward_heads_t(planes, false))
-        .moves_left
+        .aux
+        .take(ML)
         .unwrap();
     let b = tch::no_grad(|| loaded.net.forward_heads_t(planes, false))
-        .moves_left
+        .aux
+        .take(ML)
         .unwrap();
     assert!(a.equal(&b));
 
@@ -215,14 +214,11 @@ fn a_checkpoint_without_the_head_loads_as_it_is_and_gains_a_fresh_head_on_reques
 
     // Asked for with the head, it still loads: as stored, without one.
     let (mut t, info) =
-        checkpoint::load(&path, Some(tiny().with_moves_left_head(true)), Device::Cpu).unwrap();
-    assert!(!info.net.moves_left_head && t.net.moves_left.is_none());
+        checkpoint::load(&path, Some(tiny().with_head(ML, true)), Device::Cpu).unwrap();
+    assert!(!info.net.heads.has(ML) && t.net.aux_head(ML).is_none());
     let net = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
-    assert!(!net.has_moves_left_head());
-    assert!(net
-        .run(&encode(&data[0].position, 1), 1)
-        .plies_left
-        .is_empty());
+    assert!(!net.has_head(ML));
+    assert!(net.run(&encode(&data[0].position, 1), 1).aux[ML].is_empty());
 
     // Adding the head keeps every stored weight and moment.
     let value_before = t.net.value_out.ws.copy();
@@ -231,15 +227,15 @@ fn a_checkpoint_without_the_head_loads_as_it_is_and_gains_a_fresh_head_on_reques
             .into_iter()
             .filter(|(_, v)| v.requires_grad())
             .collect();
-    t.add_moves_left_head(11);
+    t.add_head(ML, 11);
     t.config = config(1.0);
-    assert!(t.net.config.moves_left_head && t.net.moves_left.is_some());
+    assert!(t.net.config.heads.has(ML) && t.net.aux_head(ML).is_some());
     assert!(value_before.equal(&t.net.value_out.ws));
     for (name, v) in weights_before {
         assert!(v.equal(&t.vs.variables()[&name]), "{name} changed");
     }
     let first = t.train_step(&batch).unwrap();
-    assert!(first.moves_left > 0.0);
+    assert!(first.aux[ML] > 0.0);
     // The policy and value heads go on from where they were: the old
     // trainer's next step has the same policy loss.
     let old_step = old.train_step(&batch).unwrap();
@@ -251,14 +247,14 @@ fn a_checkpoint_without_the_head_loads_as_it_is_and_gains_a_fresh_head_on_reques
     let path2 = dir.join("new.safetensors");
     checkpoint::save(&t, &path2, &BTreeMap::new()).unwrap();
     let (again, info) = checkpoint::load(&path2, Some(tiny()), Device::Cpu).unwrap();
-    assert!(info.net.moves_left_head && again.net.moves_left.is_some());
+    assert!(info.net.heads.has(ML) && again.net.aux_head(ML).is_some());
     // A different trunk is still refused.
     let err = checkpoint::load(
         &path2,
         Some(
             NetConfig::parse_preset("b2c16")
                 .unwrap()
-                .with_moves_left_head(true),
+                .with_head(ML, true),
         ),
         Device::Cpu,
     )

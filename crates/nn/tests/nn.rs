@@ -31,7 +31,7 @@ fn samples(n: usize, seed: u64) -> Vec<Sample> {
                 repetitions: game.repetitions() as u8,
                 policy,
                 wdl,
-                plies_left: None,
+                aux: Default::default(),
             });
             game.play_unchecked(moves[rng.random_range(0..moves.len())]);
         }

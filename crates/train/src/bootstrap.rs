@@ -22,7 +22,7 @@
 use crate::selfplay::wdl_for;
 use crate::shard::StoredSample;
 use halatafl_arena::{derive_seed, random_opening, ArenaError, GameJob, GameRow};
-use halatafl_nn::Sample;
+use halatafl_nn::{AuxTarget, GameEnd, Sample};
 use halatafl_rules::{Game, Outcome, Variant};
 
 /// The expert's games: each with its own random opening of `opening_plies`.
@@ -55,7 +55,9 @@ pub fn expert_jobs(
 /// position after its random opening, with the move played as a one-hot
 /// policy target and the result for the side to move as the value target
 /// (also stored as the "search value", so `search_value_mix` leaves them
-/// unchanged), and the plies to the game's end as the moves-left target. The outcome comes from replaying the moves, not from the row's
+/// unchanged), and the auxiliary labels of a game the rules ended (the
+/// plies to its end, for the moves-left head). The outcome comes from
+/// replaying the moves, not from the row's
 /// text, so a record whose moves do not end the game is refused.
 pub fn samples_from_game(
     row: &GameRow,
@@ -82,7 +84,7 @@ pub fn samples_from_game(
                     repetitions: game.repetitions().min(255) as u8,
                     policy,
                     wdl: [0.0; 3],
-                    plies_left: None,
+                    aux: Default::default(),
                 },
                 search_wdl: [0.0; 3],
             });
@@ -99,7 +101,10 @@ pub fn samples_from_game(
     for (k, s) in out.iter_mut().enumerate() {
         s.sample.wdl = wdl_for(outcome.winner, s.sample.position.side());
         s.search_wdl = s.sample.wdl;
-        s.sample.plies_left = u16::try_from(count - k).ok();
+        s.sample.aux = AuxTarget::labels(GameEnd {
+            plies_to_end: (count - k) as u32,
+            ended_by_rules: true,
+        });
     }
     Ok((outcome, out))
 }

@@ -5,7 +5,9 @@
 
 use halatafl_agent::AgentSpec;
 use halatafl_arena::MAX_OPENING_PLIES;
-use halatafl_nn::{LrSchedule, NetConfig, OptimizerKind, TrainConfig};
+use halatafl_nn::{
+    AuxHeads, AuxTarget, AuxWeights, LrSchedule, NetConfig, OptimizerKind, TrainConfig,
+};
 use halatafl_rules::Variant;
 use serde::{Deserialize, Serialize};
 use std::ops::{Bound, RangeBounds, RangeInclusive};
@@ -116,6 +118,8 @@ pub struct NetworkSection {
     /// of the game; needs `train.moves_left_weight` > 0 to train it). A run
     /// resumed with this on from a checkpoint without the head adds a
     /// freshly initialised one when it next trains (and says so in its log).
+    /// Every auxiliary target has such a key, `<target>_head` (see
+    /// [`AUX_KEYS`]).
     pub moves_left_head: bool,
     /// A checkpoint to start from: generation 0 is this network (e.g.
     /// `models/best.safetensors`, to train the shipped network further)
@@ -139,16 +143,27 @@ impl Default for NetworkSection {
 }
 
 impl NetworkSection {
-    /// The network's shape: the preset, with the moves-left head if asked.
+    /// The auxiliary heads asked for.
+    pub fn heads(&self) -> AuxHeads {
+        AUX_KEYS
+            .iter()
+            .fold(AuxHeads::NONE, |h, k| h.with(k.target, (k.head_of)(self)))
+    }
+
+    /// The network's shape: the preset, with the auxiliary heads asked for.
     pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
         let text = &self.preset;
         NetConfig::parse_preset(text)
-            .map(|c| c.with_moves_left_head(self.moves_left_head))
+            .map(|c| NetConfig {
+                heads: self.heads(),
+                ..c
+            })
             .map_err(|e| bad("network.preset", quoted(text), e))
     }
 
-    /// Checks this section's keys; `moves_left_weight` is `train.moves_left_weight`.
-    pub fn check(&self, moves_left_weight: f64) -> Result<(), ConfigError> {
+    /// Checks this section's keys; `weights` are the `[train]` section's
+    /// auxiliary loss weights.
+    pub fn check(&self, weights: &AuxWeights) -> Result<(), ConfigError> {
         let n = self;
         n.net_config()?;
         n.precision
@@ -162,12 +177,18 @@ impl NetworkSection {
         )?;
         // A head that is never trained would steer the search with noise.
         // A NaN weight is not positive either, so it is refused here too.
-        if n.moves_left_head && (moves_left_weight.is_nan() || moves_left_weight <= 0.0) {
-            return Err(bad(
-                "network.moves_left_head",
-                n.moves_left_head,
-                "needs train.moves_left_weight > 0 (an untrained head predicts nothing)",
-            ));
+        for k in &AUX_KEYS {
+            let weight = weights[k.target];
+            if (k.head_of)(n) && (weight.is_nan() || weight <= 0.0) {
+                return Err(bad(
+                    k.head,
+                    true,
+                    format!(
+                        "needs {} > 0 (an untrained head predicts nothing)",
+                        k.weight
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -357,8 +378,8 @@ impl Default for SearchSection {
 }
 
 impl SearchSection {
-    /// Checks this section's keys; `moves_left_head` is `network.moves_left_head`.
-    pub fn check(&self, moves_left_head: bool) -> Result<(), ConfigError> {
+    /// Checks this section's keys; `heads` are the `[network]` section's.
+    pub fn check(&self, heads: AuxHeads) -> Result<(), ConfigError> {
         let s = self;
         if !matches!(s.algorithm.as_str(), "puct" | "gumbel") {
             return Err(bad(
@@ -403,7 +424,7 @@ impl SearchSection {
             s.moves_left_utility,
             closed(0.0, halatafl_nn::agent::MAX_MOVES_LEFT_UTILITY as f64),
         )?;
-        if s.moves_left_utility > 0.0 && !moves_left_head {
+        if s.moves_left_utility > 0.0 && !heads.has(AuxTarget::MovesLeft) {
             return Err(bad(
                 "search.moves_left_utility",
                 s.moves_left_utility,
@@ -619,6 +640,8 @@ pub struct TrainSection {
     pub precision: String,
     /// Weight of the moves-left head's loss against the policy loss (0:
     /// off; needs `network.moves_left_head`, which in turn needs it > 0).
+    /// Every auxiliary target has such a key, `<target>_weight` (see
+    /// [`AUX_KEYS`]).
     pub moves_left_weight: f64,
 }
 
@@ -638,7 +661,7 @@ impl Default for TrainSection {
             schedule: "constant".into(),
             min_lr: 1e-4,
             precision: "f32".into(),
-            moves_left_weight: t.moves_left_weight,
+            moves_left_weight: t.aux_weights[AuxTarget::MovesLeft],
         }
     }
 }
@@ -667,8 +690,17 @@ impl TrainSection {
         Ok(())
     }
 
-    /// Checks this section's keys; `moves_left_head` is `network.moves_left_head`.
-    pub fn check(&self, moves_left_head: bool) -> Result<(), ConfigError> {
+    /// The auxiliary heads' loss weights.
+    pub fn aux_weights(&self) -> AuxWeights {
+        let mut weights = AuxWeights::default();
+        for k in &AUX_KEYS {
+            weights[k.target] = (k.weight_of)(self);
+        }
+        weights
+    }
+
+    /// Checks this section's keys; `heads` are the `[network]` section's.
+    pub fn check(&self, heads: AuxHeads) -> Result<(), ConfigError> {
         let t = self;
         // The cosine schedule decays from lr to min_lr; other schedules ignore it.
         let min_lr_high = if t.schedule == "cosine" && t.lr.is_finite() {
@@ -677,17 +709,20 @@ impl TrainSection {
             10.0
         };
         real("train.min_lr", t.min_lr, closed(0.0, min_lr_high))?;
-        real(
-            "train.moves_left_weight",
-            t.moves_left_weight,
-            closed(0.0, 100.0),
-        )?;
-        if t.moves_left_weight > 0.0 && !moves_left_head {
-            return Err(bad(
-                "train.moves_left_weight",
-                t.moves_left_weight,
-                "must be 0 without a moves-left head: set network.moves_left_head = true",
-            ));
+        for k in &AUX_KEYS {
+            let weight = (k.weight_of)(t);
+            real(k.weight, weight, closed(0.0, 100.0))?;
+            if weight > 0.0 && !heads.has(k.target) {
+                return Err(bad(
+                    k.weight,
+                    weight,
+                    format!(
+                        "must be 0 without a {} head: set {} = true",
+                        k.target.spec().label,
+                        k.head
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -860,6 +895,33 @@ pub const MAX_BATCH: usize = 65_536;
 /// Most evaluation cache entries (each holds a position's priors and value).
 pub const MAX_CACHE_ENTRIES: usize = 1 << 26;
 
+/// The run config's keys of one auxiliary target ([`halatafl_nn::targets`]):
+/// `[network] <target>_head` and `[train] <target>_weight`, named as
+/// checkpoints name them ([`AuxTarget::head_key`], [`AuxTarget::weight_key`]),
+/// and the fields that hold them. A new target adds its two fields and one
+/// entry here; the checks and the network and training configs follow.
+pub struct AuxKeys {
+    /// The target.
+    pub target: AuxTarget,
+    /// `network.<target>_head`.
+    pub head: &'static str,
+    /// `train.<target>_weight`.
+    pub weight: &'static str,
+    /// Reads the head's key.
+    pub head_of: fn(&NetworkSection) -> bool,
+    /// Reads the weight's key.
+    pub weight_of: fn(&TrainSection) -> f64,
+}
+
+/// Every auxiliary target's keys, in [`AuxTarget::ALL`] order.
+pub const AUX_KEYS: [AuxKeys; AuxTarget::COUNT] = [AuxKeys {
+    target: AuxTarget::MovesLeft,
+    head: "network.moves_left_head",
+    weight: "train.moves_left_weight",
+    head_of: |n| n.moves_left_head,
+    weight_of: |t| t.moves_left_weight,
+}];
+
 fn bad(
     key: &'static str,
     value: impl std::fmt::Display,
@@ -1020,7 +1082,7 @@ impl RunConfig {
             grad_clip: t.grad_clip,
             warmup_steps: t.warmup_steps,
             schedule,
-            moves_left_weight: t.moves_left_weight,
+            aux_weights: t.aux_weights(),
             ..TrainConfig::default()
         })
     }
@@ -1034,15 +1096,15 @@ impl RunConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.run.check()?;
         self.variant()?;
-        self.network.check(self.train.moves_left_weight)?;
+        self.network.check(&self.train.aux_weights())?;
         self.bootstrap.check(&self.network.init)?;
-        self.search.check(self.network.moves_left_head)?;
+        self.search.check(self.network.heads())?;
         self.selfplay.check()?;
         self.replay.check()?;
         // train.min_lr is checked against train.lr after the schedule parses.
         self.train.check_before_schedule()?;
         self.train_config()?;
-        self.train.check(self.network.moves_left_head)?;
+        self.train.check(self.network.heads())?;
         self.eval.check(self.variant().ok())?;
         self.asynchronous.check(self.selfplay.max_plies)
     }
@@ -1080,6 +1142,15 @@ fn check_opponent(spec: &str, variant: Option<Variant>) -> Result<(), ConfigErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_auxiliary_target_has_its_keys_named_as_checkpoints_name_them() {
+        for (k, target) in AUX_KEYS.iter().zip(AuxTarget::ALL) {
+            assert_eq!(k.target, target);
+            assert_eq!(k.head, format!("network.{}", target.head_key()));
+            assert_eq!(k.weight, format!("train.{}", target.weight_key()));
+        }
+    }
 
     #[test]
     fn network_agents_are_told_by_their_parsed_kind() {

@@ -31,7 +31,8 @@ impl Run {
         let path = self.checkpoint(generation);
         let utility = self.config.search.moves_left_utility;
         let moves_left = if utility > 0.0
-            && checkpoint::info(&path).is_ok_and(|info| info.net.moves_left_head)
+            && checkpoint::info(&path)
+                .is_ok_and(|info| info.net.heads.has(halatafl_nn::AuxTarget::MovesLeft))
         {
             format!(",moves_left={utility}")
         } else {

@@ -28,7 +28,7 @@ use crate::shard::{read_shard, read_shard_header, ShardError, ShardHeader};
 use halatafl_dataio::run_rows::{append_rows, replace_generation_rows, SelfPlayRow, TrainRow};
 use halatafl_dataio::write_atomically;
 use halatafl_nn::checkpoint;
-use halatafl_nn::{Batch, Sample, Trainer};
+use halatafl_nn::{AuxTarget, Batch, PerTarget, Sample, Trainer};
 use halatafl_rules::Position;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -193,32 +193,34 @@ impl Run {
             )?
             .0
         };
-        // The moves-left head: a config that turns it on adds it to a
+        // Auxiliary heads: a config that turns one on adds it to a
         // checkpoint of before (how a run is resumed with it); one that turns
         // it off is refused rather than silently dropping trained weights.
-        match (
-            cfg.network.moves_left_head,
-            trainer.net.moves_left.is_some(),
-        ) {
-            (true, false) => {
-                trainer.add_moves_left_head(self.stage_seed(generation, Stage::Train));
-                self.log(&format!(
-                    "generation {generation}: checkpoint {} has no moves-left head; \
-                     training adds a freshly initialised one (network.moves_left_head = true)",
-                    self.checkpoint(generation - 1).display()
-                ));
-            }
-            (false, true) => {
-                return Err(TrainError::Stage {
-                    generation,
-                    why: format!(
-                        "checkpoint {} has a moves-left head but network.moves_left_head = false: \
-                         set it to true (with train.moves_left_weight > 0) to go on training it",
+        let heads = cfg.net_config()?.heads;
+        for target in AuxTarget::ALL {
+            let (label, head_key) = (target.spec().label, target.head_key());
+            match (heads.has(target), trainer.net.aux_head(target).is_some()) {
+                (true, false) => {
+                    trainer.add_head(target, self.stage_seed(generation, Stage::Train));
+                    self.log(&format!(
+                        "generation {generation}: checkpoint {} has no {label} head; \
+                         training adds a freshly initialised one (network.{head_key} = true)",
                         self.checkpoint(generation - 1).display()
-                    ),
-                });
+                    ));
+                }
+                (false, true) => {
+                    return Err(TrainError::Stage {
+                        generation,
+                        why: format!(
+                            "checkpoint {} has a {label} head but network.{head_key} = false: \
+                             set it to true (with train.{} > 0) to go on training it",
+                            self.checkpoint(generation - 1).display(),
+                            target.weight_key()
+                        ),
+                    });
+                }
+                _ => {}
             }
-            _ => {}
         }
         // The schedule and optimizer settings come from this run's config.
         trainer.config = cfg.train_config()?;
@@ -244,10 +246,10 @@ impl Run {
         let pb = bar(steps, &format!("train {generation}"));
         let mut rows = Vec::new();
         let mut acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0u64);
-        // The moves-left loss since the last row (train.csv has no column
-        // for it, so that runs from before the head keep their files).
-        let mut moves_left_loss = 0.0;
-        let mut last_moves_left_loss = 0.0;
+        // The auxiliary losses since the last row (train.csv has no columns
+        // for them, so that runs from before the heads keep their files).
+        let mut aux_loss = PerTarget::<f64>::default();
+        let mut last_aux_loss = PerTarget::<f64>::default();
         let mut timer = Instant::now();
         for step in 0..steps {
             let drawn: Vec<Sample> = (0..cfg.train.batch_size)
@@ -293,7 +295,9 @@ impl Run {
                 acc.4 + l.grad_norm,
                 acc.5 + 1,
             );
-            moves_left_loss += l.moves_left;
+            for (target, loss) in aux_loss.iter_mut() {
+                *loss += l.aux[target];
+            }
             pb.inc(1);
             pb.set_message(format!("policy {:.3} value {:.3}", l.policy, l.value));
             if (step + 1) % cfg.train.log_every == 0 || step + 1 == steps {
@@ -312,8 +316,8 @@ impl Run {
                     window_samples: window.len(),
                 });
                 acc = (0.0, 0.0, 0.0, 0.0, 0.0, 0);
-                last_moves_left_loss = moves_left_loss / n;
-                moves_left_loss = 0.0;
+                last_aux_loss = aux_loss.map(|_, loss| loss / n);
+                aux_loss = PerTarget::default();
                 timer = Instant::now();
             }
         }
@@ -328,11 +332,12 @@ impl Run {
                     format!(" ({:.0}% of each batch from {} expert samples)", 100.0 * expert_fraction, expert.len())
                 },
                 r.policy_loss, r.value_loss,
-                if trainer.net.moves_left.is_some() {
-                    format!(", moves-left loss {last_moves_left_loss:.4}")
-                } else {
-                    String::new()
-                },
+                trainer
+                    .net
+                    .aux_heads
+                    .iter()
+                    .map(|h| format!(", {} {:.4}", h.target.spec().loss_name, last_aux_loss[h.target]))
+                    .collect::<String>(),
                 r.samples_per_second
             )
         });

@@ -729,7 +729,7 @@ mod tests {
     use halatafl_dataio::run_rows::append_rows;
     use halatafl_nn::checkpoint;
     use halatafl_nn::TrainConfig;
-    use halatafl_nn::{Sample, Trainer};
+    use halatafl_nn::{AuxTarget, PerTarget, Sample, Trainer};
     use halatafl_rules::{Game, Variant};
 
     /// A fresh run directory with a tiny network that starts from scratch.
@@ -842,7 +842,7 @@ mod tests {
                     repetitions: 1,
                     policy: vec![1.0 / moves.len() as f32; moves.len()],
                     wdl: [0.0, 1.0, 0.0],
-                    plies_left: counted.then_some((n - i) as u16),
+                    aux: PerTarget::from_fn(|_| counted.then_some((n - i) as f32)),
                 },
                 search_wdl: [0.0, 1.0, 0.0],
             });
@@ -925,7 +925,7 @@ mod tests {
         let mut run = scratch_run("movesleft");
         // Generation 0 without the head, as every run before it had.
         let trainer = run.initial_trainer(tch::Device::Cpu).unwrap();
-        assert!(trainer.net.moves_left.is_none());
+        assert!(trainer.net.aux_head(AuxTarget::MovesLeft).is_none());
         checkpoint::save(&trainer, &run.checkpoint(0), &Default::default()).unwrap();
         std::fs::create_dir_all(run.shard_dir(1)).unwrap();
         write_shard(
@@ -942,8 +942,8 @@ mod tests {
         run.config.validate().unwrap();
         run.train_stage(1).unwrap();
         let info = checkpoint::info(&run.checkpoint(1)).unwrap();
-        assert!(info.net.moves_left_head);
-        assert_eq!(info.train.moves_left_weight, 0.5);
+        assert!(info.net.heads.has(AuxTarget::MovesLeft));
+        assert_eq!(info.train.aux_weights[AuxTarget::MovesLeft], 0.5);
         let log = std::fs::read_to_string(run.dir.join("log.txt")).unwrap();
         assert!(
             log.contains("gen_0000.safetensors has no moves-left head")

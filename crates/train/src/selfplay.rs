@@ -6,14 +6,15 @@
 //! games that would resign are played out, and a resignation counts as false
 //! when the resigning side then does not lose.
 //!
-//! Each sample's `plies_left` (the moves-left head's target) is the plies
-//! from its position to the game's end: 1 for the last position before the
-//! end, one more for each earlier one. Only games the rules ended have it:
-//! in a resigned game the end is where a player gave up, not where the game
-//! would have ended, and a game cut at `max_plies` ends where the cut falls,
-//! which nothing in the position shows (the input has no ply count); such
-//! games' samples get `None` and do not train the head (their policy and
-//! value targets are used as always).
+//! Each sample's auxiliary labels come from how its game ended
+//! ([`halatafl_nn::GameEnd`]; the labels' rules are in
+//! [`halatafl_nn::targets`]): the moves-left label is the plies from its
+//! position to the game's end, 1 for the last position before the end, and
+//! only games the rules ended have it (a resigned game ends where a player
+//! gave up, and a game cut at `max_plies` where the cut falls, which nothing
+//! in the position shows: the input has no ply count); samples without a
+//! label do not train that head (their policy and value targets are used as
+//! always).
 //!
 //! With `selfplay.opponent`, a share of the games pits the network against a
 //! fixed agent (an exploiter's games, in AlphaStar's terms): the agent's moves
@@ -32,7 +33,7 @@ pub type BaseFactory =
     dyn Fn(&str, u64) -> Result<Box<dyn halatafl_agent::Agent>, halatafl_agent::SpecError> + Sync;
 use halatafl_agent::{Agent, Budget};
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
-use halatafl_nn::Sample;
+use halatafl_nn::{AuxTarget, GameEnd, Sample};
 use halatafl_rules::{Game, Outcome, Position, Side, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -353,7 +354,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     repetitions: game.repetitions().min(255) as u8,
                     policy: result.policy.clone(),
                     wdl: [0.0; 3],
-                    plies_left: None,
+                    aux: Default::default(),
                 };
                 let v: Wdl = result.value;
                 slot.pending
@@ -556,7 +557,10 @@ fn finish<E: Evaluator<Game> + ?Sized>(
             .map(|(mut sample, search_wdl, side, ply)| {
                 let to_end = (plies as u32).saturating_sub(ply);
                 sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
-                sample.plies_left = ended_by_rules.then(|| u16::try_from(to_end).ok()).flatten();
+                sample.aux = AuxTarget::labels(GameEnd {
+                    plies_to_end: to_end,
+                    ended_by_rules,
+                });
                 StoredSample { sample, search_wdl }
             }),
     )?;
@@ -809,6 +813,7 @@ mod tests {
 
     #[test]
     fn plies_left_count_down_to_one_at_the_end_of_games_the_rules_ended() {
+        let plies_left = |s: &StoredSample| s.sample.aux[AuxTarget::MovesLeft];
         // Long enough for games to end by the rules; every position is a sample.
         let mut config = short_games();
         config.selfplay.max_plies = 300;
@@ -820,12 +825,12 @@ mod tests {
         let mut by_rules = 0;
         for (g, game) in by_game(&samples, &finished) {
             assert_eq!(g.samples, g.plies, "every position is a sample");
-            let plies: Vec<Option<u16>> = game.iter().map(|s| s.sample.plies_left).collect();
+            let plies: Vec<Option<f32>> = game.iter().map(plies_left).collect();
             if g.reason == "max-plies" {
                 assert!(plies.iter().all(Option::is_none), "{plies:?}");
             } else {
                 by_rules += 1;
-                let want: Vec<Option<u16>> = (1..=g.plies as u16).rev().map(Some).collect();
+                let want: Vec<Option<f32>> = (1..=g.plies).rev().map(|p| Some(p as f32)).collect();
                 assert_eq!(plies, want, "game {} ended by {}", g.index, g.reason);
             }
         }
@@ -841,10 +846,10 @@ mod tests {
         let mut config = short_games();
         config.selfplay.start_position_fraction = 1.0;
         let (_, samples, _) = play_recording(&config, &[late], 2);
-        assert!(samples.iter().all(|s| s.sample.plies_left == Some(1)));
+        assert!(samples.iter().all(|s| plies_left(s) == Some(1.0)));
         let (_, samples, finished) = play_recording(&short_games(), &[], 2);
         assert!(finished.iter().all(|g| g.reason == "max-plies"));
-        assert!(samples.iter().all(|s| s.sample.plies_left.is_none()));
+        assert!(samples.iter().all(|s| plies_left(s).is_none()));
     }
 
     #[test]

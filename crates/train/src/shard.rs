@@ -3,25 +3,30 @@
 //! Layout (little-endian):
 //! - magic `HTFLSHD1`;
 //! - u32 header length, then a JSON header ([`ShardHeader`]);
-//! - `count` records of 52 bytes (`RECORD_FIXED`) plus 2 bytes per legal move:
-//!   foxes u64, geese u64, side u8, quiet u16, repetitions u8, variant (kind,
-//!   corner links, geese, sideways: 4 x u8), number of legal moves u16,
-//!   result WDL 3 x f32, search WDL 3 x f32, plies left u16 (0: unknown; see
-//!   `Sample::plies_left`), then the policy target over the legal moves in
-//!   `Position::legal_moves` order, each as u16 / 65535;
+//! - `count` records of 51 bytes plus 5 per auxiliary label and 2 per legal
+//!   move: foxes u64, geese u64, side u8, quiet u16, repetitions u8, variant
+//!   (kind, corner links, geese, sideways: 4 x u8), number of legal moves
+//!   u16, result WDL 3 x f32, search WDL 3 x f32, number of auxiliary labels
+//!   u8, then each label as its target's shard tag u8 and its value f32 (see
+//!   `halatafl_nn::targets`: a target without a label is absent), then the
+//!   policy target over the legal moves in `Position::legal_moves` order,
+//!   each as u16 / 65535;
 //! - CRC-32 of everything before it.
 //!
-//! Versions: 2 (written now) added the plies left. Version 1 shards, whose
-//! records lack it, still load, with no plies left on any sample, so runs
-//! begun before it resume (their old samples do not train a moves-left
-//! head); any other version is refused.
+//! Versions: 3 (written now) stores any auxiliary target's label by its
+//! tag, so a new target needs no new version. Version 2 shards, whose
+//! records end their fixed part with the plies left as u16 (0: unknown), and
+//! version 1 shards, from before it, still load (with the moves-left label,
+//! or none), so runs begun before them resume (samples without a label do
+//! not train that head); any other version is refused, and so is a record
+//! with a tag this build does not know.
 //!
 //! Shards are written to a hidden temporary name and renamed, so a reader
 //! never sees a partial one; a damaged file fails its CRC and is refused with
 //! its path and what is wrong.
 
 use crate::selfplay_stats::SelfPlayStats;
-use halatafl_nn::Sample;
+use halatafl_nn::{AuxTarget, PerTarget, Sample};
 use halatafl_rules::{Bitboard, Position, Side, Variant};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -29,18 +34,25 @@ use thiserror::Error;
 
 /// The first eight bytes of every shard file.
 pub const MAGIC: &[u8; 8] = b"HTFLSHD1";
-/// The shard format version written now (records carry the plies left).
-pub const SHARD_VERSION: u32 = 2;
+/// The shard format version written now (records carry tagged auxiliary
+/// labels).
+pub const SHARD_VERSION: u32 = 3;
+/// The version whose records carry the plies left as u16, still read.
+pub const SHARD_VERSION_WITH_PLIES_LEFT: u32 = 2;
 /// The version before the plies left, still read.
 pub const SHARD_VERSION_WITHOUT_PLIES_LEFT: u32 = 1;
-/// Fixed bytes of a version 2 record (a version 1 record lacks the last 2).
-const RECORD_FIXED: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12 + 2;
+/// Fixed bytes of a version 1 record; version 2 adds 2 (the plies left),
+/// version 3 adds 1 (the number of labels) and 5 per label.
+const RECORD_FIXED_V1: usize = 8 + 8 + 1 + 2 + 1 + 4 + 2 + 12 + 12;
+/// Bytes of one auxiliary label in a version 3 record: tag and value.
+const LABEL_BYTES: usize = 1 + 4;
 
 /// A shard's JSON header: what the records are and where they come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShardHeader {
     /// The shard format version ([`SHARD_VERSION`], or
+    /// [`SHARD_VERSION_WITH_PLIES_LEFT`] or
     /// [`SHARD_VERSION_WITHOUT_PLIES_LEFT`] for an old shard).
     pub version: u32,
     /// The network input encoding the samples were made for; a shard of
@@ -171,7 +183,8 @@ pub fn encode_shard(
         origin: origin.cloned(),
     };
     let header = serde_json::to_vec(&header).expect("header serialises");
-    let mut out = Vec::with_capacity(16 + header.len() + samples.len() * (RECORD_FIXED + 60));
+    let mut out =
+        Vec::with_capacity(16 + header.len() + samples.len() * (RECORD_FIXED_V1 + 1 + 60));
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(header.len() as u32).to_le_bytes());
     out.extend_from_slice(&header);
@@ -187,7 +200,17 @@ pub fn encode_shard(
         for v in s.sample.wdl.iter().chain(s.search_wdl.iter()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        out.extend_from_slice(&s.sample.plies_left.unwrap_or(0).to_le_bytes());
+        let labels: Vec<(AuxTarget, f32)> = s
+            .sample
+            .aux
+            .iter()
+            .filter_map(|(t, v)| v.map(|v| (t, v)))
+            .collect();
+        out.push(labels.len() as u8);
+        for (target, value) in labels {
+            out.push(target.spec().shard_tag);
+            out.extend_from_slice(&value.to_le_bytes());
+        }
         for &q in &s.sample.policy {
             out.extend_from_slice(&((q.clamp(0.0, 1.0) * 65535.0).round() as u16).to_le_bytes());
         }
@@ -265,10 +288,15 @@ fn decode_header<'a>(
         .ok_or_else(|| bad("header runs past the end".into()))?;
     let header: ShardHeader = serde_json::from_slice(&body[12..header_end])
         .map_err(|e| bad(format!("bad header: {e}")))?;
-    if header.version != SHARD_VERSION && header.version != SHARD_VERSION_WITHOUT_PLIES_LEFT {
+    let read = [
+        SHARD_VERSION,
+        SHARD_VERSION_WITH_PLIES_LEFT,
+        SHARD_VERSION_WITHOUT_PLIES_LEFT,
+    ];
+    if !read.contains(&header.version) {
         return Err(bad(format!(
-            "shard version {} is not {SHARD_VERSION} (nor {SHARD_VERSION_WITHOUT_PLIES_LEFT}, \
-             still read): written by another halatafl version",
+            "shard version {} is not {SHARD_VERSION} (nor {SHARD_VERSION_WITH_PLIES_LEFT} or \
+             {SHARD_VERSION_WITHOUT_PLIES_LEFT}, still read): written by another halatafl version",
             header.version
         )));
     }
@@ -292,11 +320,10 @@ pub fn decode_shard(
         why,
     };
     let (header, body, header_end) = decode_header(path, bytes)?;
-    let has_plies_left = header.version != SHARD_VERSION_WITHOUT_PLIES_LEFT;
-    let record_fixed = if has_plies_left {
-        RECORD_FIXED
-    } else {
-        RECORD_FIXED - 2
+    let record_fixed = match header.version {
+        SHARD_VERSION_WITHOUT_PLIES_LEFT => RECORD_FIXED_V1,
+        SHARD_VERSION_WITH_PLIES_LEFT => RECORD_FIXED_V1 + 2,
+        _ => RECORD_FIXED_V1 + 1,
     };
     let mut at = header_end;
     let mut samples = Vec::with_capacity(header.count);
@@ -319,11 +346,16 @@ pub fn decode_shard(
         let n = u16::from_le_bytes([r[24], r[25]]) as usize;
         let wdl = [f32_at(26), f32_at(30), f32_at(34)];
         let search_wdl = [f32_at(38), f32_at(42), f32_at(46)];
-        let plies_left = if has_plies_left {
-            Some(u16::from_le_bytes([r[50], r[51]])).filter(|&p| p > 0)
-        } else {
-            None
-        };
+        let mut aux = PerTarget::default();
+        let mut labels = 0;
+        match header.version {
+            SHARD_VERSION_WITHOUT_PLIES_LEFT => {}
+            SHARD_VERSION_WITH_PLIES_LEFT => {
+                let plies = u16::from_le_bytes([r[50], r[51]]);
+                aux[AuxTarget::MovesLeft] = (plies > 0).then_some(plies as f32);
+            }
+            _ => labels = r[50] as usize,
+        }
         // Searched values are averages of floats: allow rounding, not NaN.
         let targets_ok = wdl
             .iter()
@@ -342,6 +374,26 @@ pub fn decode_shard(
         let position = Position::new(variant, foxes, geese, side, quiet)
             .map_err(|e| bad_record(e.to_string()))?;
         at += record_fixed;
+        if at + LABEL_BYTES * labels > body.len() {
+            return Err(bad_record("file ends inside the auxiliary labels".into()));
+        }
+        for label in body[at..at + LABEL_BYTES * labels].chunks_exact(LABEL_BYTES) {
+            let tag = label[0];
+            let value = f32::from_le_bytes(label[1..].try_into().expect("4 bytes"));
+            let target = AuxTarget::from_shard_tag(tag).ok_or_else(|| {
+                bad_record(format!(
+                    "unknown auxiliary target tag {tag} (written by a newer halatafl)"
+                ))
+            })?;
+            if aux[target].is_some() {
+                return Err(bad_record(format!("two {target} labels")));
+            }
+            if !value.is_finite() {
+                return Err(bad_record(format!("{target} label {value} is not finite")));
+            }
+            aux[target] = Some(value);
+        }
+        at += LABEL_BYTES * labels;
         if at + 2 * n > body.len() {
             return Err(bad_record("file ends inside the policy".into()));
         }
@@ -367,7 +419,7 @@ pub fn decode_shard(
                 repetitions,
                 policy,
                 wdl,
-                plies_left,
+                aux,
             },
             search_wdl,
         });
@@ -400,7 +452,7 @@ mod tests {
                     repetitions: 1,
                     policy,
                     wdl: [0.0, 1.0, 0.0],
-                    plies_left: (i % 3 != 0).then_some(30 - i as u16),
+                    aux: PerTarget::from_fn(|_| (i % 3 != 0).then_some((30 - i) as f32)),
                 },
                 search_wdl: [0.2, 0.5, 0.3],
             });
@@ -417,12 +469,13 @@ mod tests {
         let (header, back) = decode_shard(path, &bytes).unwrap();
         assert_eq!(header.count, samples.len());
         assert_eq!(header.generation, 3);
-        assert!(back.iter().any(|s| s.sample.plies_left.is_none()));
-        assert!(back.iter().any(|s| s.sample.plies_left.is_some()));
+        let plies_left = |s: &StoredSample| s.sample.aux[AuxTarget::MovesLeft];
+        assert!(back.iter().any(|s| plies_left(s).is_none()));
+        assert!(back.iter().any(|s| plies_left(s).is_some()));
         for (a, b) in samples.iter().zip(&back) {
             assert_eq!(a.sample.position, b.sample.position);
             assert_eq!(a.sample.wdl, b.sample.wdl);
-            assert_eq!(a.sample.plies_left, b.sample.plies_left);
+            assert_eq!(a.sample.aux, b.sample.aux);
             for (x, y) in a.sample.policy.iter().zip(&b.sample.policy) {
                 assert!((x - y).abs() < 1e-4);
             }
@@ -447,47 +500,64 @@ mod tests {
         );
     }
 
-    /// `samples` as a version 1 shard (before the plies left) would hold them.
-    fn version_1_shard(samples: &[StoredSample]) -> Vec<u8> {
-        let v2 = encode_shard(samples, 3, 1, None);
-        let header_len = u32::from_le_bytes(v2[8..12].try_into().unwrap()) as usize;
-        let header = std::str::from_utf8(&v2[12..12 + header_len]).unwrap();
-        let header = header.replace("\"version\":2", "\"version\":1");
+    /// `samples` as a version 1 shard (before the plies left) or a version 2
+    /// one (the plies left as u16) would hold them.
+    fn old_shard(samples: &[StoredSample], version: u32) -> Vec<u8> {
+        let v3 = encode_shard(samples, 3, 1, None);
+        let header_len = u32::from_le_bytes(v3[8..12].try_into().unwrap()) as usize;
+        let header = std::str::from_utf8(&v3[12..12 + header_len]).unwrap();
+        let header = header.replace("\"version\":3", &format!("\"version\":{version}"));
         let mut out = MAGIC.to_vec();
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(header.as_bytes());
         let mut at = 12 + header_len;
         for s in samples {
-            let record = RECORD_FIXED + 2 * s.sample.policy.len();
-            // Everything but the 2 bytes of plies left after the search WDL.
-            out.extend_from_slice(&v2[at..at + 50]);
-            out.extend_from_slice(&v2[at + 52..at + record]);
+            let labels = v3[at + RECORD_FIXED_V1] as usize;
+            let record = RECORD_FIXED_V1 + 1 + LABEL_BYTES * labels + 2 * s.sample.policy.len();
+            // The fixed part up to the search WDL, then (version 2) the
+            // plies left, then the policy.
+            out.extend_from_slice(&v3[at..at + RECORD_FIXED_V1]);
+            if version == 2 {
+                let plies = s.sample.aux[AuxTarget::MovesLeft].map_or(0, |p| p as u16);
+                out.extend_from_slice(&plies.to_le_bytes());
+            }
+            out.extend_from_slice(
+                &v3[at + RECORD_FIXED_V1 + 1 + LABEL_BYTES * labels..at + record],
+            );
             at += record;
         }
-        assert_eq!(at, v2.len() - 4);
+        assert_eq!(at, v3.len() - 4);
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
     }
 
     #[test]
-    fn version_1_shards_load_without_plies_left_and_other_versions_are_refused() {
+    fn version_1_and_2_shards_load_and_other_versions_are_refused() {
         let samples = some_samples();
         let path = Path::new("old.shard");
-        let (header, back) = decode_shard(path, &version_1_shard(&samples)).unwrap();
-        assert_eq!(header.version, 1);
-        assert_eq!(back.len(), samples.len());
-        for (a, b) in samples.iter().zip(&back) {
-            assert_eq!(a.sample.position, b.sample.position);
-            assert_eq!(a.sample.wdl, b.sample.wdl);
-            assert_eq!(a.search_wdl, b.search_wdl);
-            assert_eq!(b.sample.plies_left, None);
+        for version in [1, 2] {
+            let (header, back) = decode_shard(path, &old_shard(&samples, version)).unwrap();
+            assert_eq!(header.version, version);
+            assert_eq!(back.len(), samples.len());
+            for (a, b) in samples.iter().zip(&back) {
+                assert_eq!(a.sample.position, b.sample.position);
+                assert_eq!(a.sample.wdl, b.sample.wdl);
+                assert_eq!(a.search_wdl, b.search_wdl);
+                // Version 1 has no plies left; version 2 has them all.
+                let want = if version == 1 {
+                    PerTarget::default()
+                } else {
+                    a.sample.aux
+                };
+                assert_eq!(b.sample.aux, want);
+            }
         }
-        // Written now: version 2.
+        // Written now: version 3.
         let (header, _) = decode_shard(path, &encode_shard(&samples, 3, 1, None)).unwrap();
         assert_eq!(header.version, SHARD_VERSION);
         // A version from elsewhere is refused, naming the versions read.
-        let v1 = version_1_shard(&samples);
+        let v1 = old_shard(&samples, 1);
         let header_len = u32::from_le_bytes(v1[8..12].try_into().unwrap()) as usize;
         let mut v7 = v1[..v1.len() - 4].to_vec();
         let at = 12
@@ -499,7 +569,32 @@ mod tests {
         let crc = crc32fast::hash(&v7);
         v7.extend_from_slice(&crc.to_le_bytes());
         let err = decode_shard(path, &v7).unwrap_err().to_string();
-        assert!(err.contains("shard version 7 is not 2 (nor 1"), "{err}");
+        assert!(
+            err.contains("shard version 7 is not 3 (nor 2 or 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_label_of_an_unknown_target_is_refused_with_its_record() {
+        let samples = some_samples();
+        let mut bytes = encode_shard(&samples, 3, 1, None);
+        let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+        // Record 0 has no label (0 % 3 == 0); record 1 has one: its tag
+        // follows the label count.
+        let first = RECORD_FIXED_V1 + 1 + 2 * samples[0].sample.policy.len();
+        let tag_at = 12 + header_len + first + RECORD_FIXED_V1 + 1;
+        assert_eq!(bytes[tag_at], AuxTarget::MovesLeft.spec().shard_tag);
+        bytes[tag_at] = 200;
+        let end = bytes.len() - 4;
+        let crc = crc32fast::hash(&bytes[..end]);
+        bytes[end..].copy_from_slice(&crc.to_le_bytes());
+        let err = decode_shard(Path::new("new.shard"), &bytes).unwrap_err();
+        assert!(
+            matches!(err, ShardError::BadRecord { record: 1, .. })
+                && err.to_string().contains("unknown auxiliary target tag 200"),
+            "{err}"
+        );
     }
 
     #[test]
