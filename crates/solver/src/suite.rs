@@ -1,6 +1,14 @@
 //! Test suites: positions with their proven value and the moves that keep
 //! it, one CSV row each (`data/suites/two-foxes.csv`), as `halatafl solve
 //! --from-games` writes them and `halatafl accuracy` reads them.
+//!
+//! Suites from the solved classic game (`--method retro`, the tables of
+//! [`crate::retro`]) also give every legal move's exact value, the game
+//! stage the position was met in and its difficulty (how many moves keep
+//! its value), as AlphaZero.jl's Connect Four benchmark does with Pascal
+//! Pons's test sets: an agent's *error rate* is the share of positions
+//! where it plays a move whose exact value is strictly worse than the
+//! best move's.
 
 use crate::value::Value;
 use crate::{SearchOutcome, Solver};
@@ -31,6 +39,113 @@ pub struct SuiteRow {
     pub ply: usize,
     /// The source game's number in its CSV.
     pub game: usize,
+    /// Where in its source game the position was met: `beginning`, `middle`
+    /// or `end` (thirds of the game's plies); empty in suites built without
+    /// exact move values.
+    #[serde(default)]
+    pub stage: String,
+    /// `easy` (more than half the legal moves keep the value), `medium`, or
+    /// `hard` (exactly one does, or at most a quarter); empty in suites
+    /// built without exact move values.
+    #[serde(default)]
+    pub difficulty: String,
+    /// Every legal move with the exact value of the position it leads to,
+    /// as `move=value` (`d4-c4=foxes`), space-separated; empty in suites
+    /// built without them.
+    #[serde(default)]
+    pub move_values: String,
+}
+
+/// Exact values read from solved tables: what a suite row with every
+/// move's value needs.
+pub trait ExactValues {
+    /// The tables' error type.
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// The value of `position` (no history).
+    fn exact_value(&self, position: &Position) -> Result<Value, Self::Error>;
+    /// Every legal move of `position` with the exact value of the position
+    /// it leads to, in the rules engine's move order.
+    fn exact_move_values(&self, position: &Position) -> Result<Vec<(Move, Value)>, Self::Error>;
+}
+
+/// `beginning`, `middle` or `end`: the third of a game of `plies` plies in
+/// which ply `ply` lies.
+pub fn game_stage(ply: usize, plies: usize) -> &'static str {
+    let plies = plies.max(1);
+    match 3 * ply / plies {
+        0 => "beginning",
+        1 => "middle",
+        _ => "end",
+    }
+}
+
+/// `easy` (more than half of `legal` moves keep the value), `hard` (exactly
+/// one, or at most a quarter, do) or `medium`.
+pub fn difficulty(keeping: usize, legal: usize) -> &'static str {
+    if keeping == 1 || 4 * keeping <= legal {
+        "hard"
+    } else if 2 * keeping > legal {
+        "easy"
+    } else {
+        "medium"
+    }
+}
+
+/// A suite row for `position` (met at ply `ply` of game `game`, which
+/// lasted `plies` plies) from exact tables: its value, every move's value
+/// and the moves that keep it. The position's value must be the best of its
+/// moves' for the side to move (an error otherwise: the tables would be
+/// inconsistent). `None` for a position without a wrong move (every legal
+/// move keeps the value), which tests nothing.
+pub fn exact_row<T: ExactValues>(
+    tables: &T,
+    position: &Position,
+    game: usize,
+    ply: usize,
+    plies: usize,
+) -> Result<Option<SuiteRow>, String> {
+    let fen = position.fen();
+    let value = tables
+        .exact_value(position)
+        .map_err(|e| format!("{fen}: {e}"))?;
+    let moves = tables
+        .exact_move_values(position)
+        .map_err(|e| format!("{fen}: {e}"))?;
+    let mover = position.side();
+    let best = moves.iter().map(|(_, v)| v.for_side(mover)).max();
+    if best != Some(value.for_side(mover)) {
+        return Err(format!(
+            "{fen}: the tables give the position {value} but its best move {best:?} (for the side to move): inconsistent tables"
+        ));
+    }
+    let keeping: Vec<&Move> = moves
+        .iter()
+        .filter(|(_, v)| *v == value)
+        .map(|(m, _)| m)
+        .collect();
+    if keeping.len() == moves.len() {
+        return Ok(None);
+    }
+    let join = |words: Vec<String>| words.join(" ");
+    Ok(Some(SuiteRow {
+        fen,
+        variant: position.variant().to_string(),
+        value: value.word().to_string(),
+        keeping_moves: join(keeping.iter().map(|m| m.to_string()).collect()),
+        legal_moves: moves.len(),
+        nodes: 0,
+        geese: position.geese().count(),
+        ply,
+        game,
+        stage: game_stage(ply, plies).to_string(),
+        difficulty: difficulty(keeping.len(), moves.len()).to_string(),
+        move_values: join(
+            moves
+                .iter()
+                .map(|(m, v)| format!("{m}={}", v.word()))
+                .collect(),
+        ),
+    }))
 }
 
 /// A suite file that cannot be used, with the file and line.
@@ -73,6 +188,9 @@ pub struct SuiteEntry {
     pub value: Value,
     /// The keeping moves, each legal in `position`.
     pub keeping: Vec<Move>,
+    /// Every legal move with its exact value, where the row gives them
+    /// (empty otherwise).
+    pub move_values: Vec<(Move, Value)>,
     /// The row as read.
     pub row: SuiteRow,
     /// Line of the file (1 is the header).
@@ -158,10 +276,71 @@ fn check_row(row: SuiteRow, line: u64) -> Result<SuiteEntry, String> {
     if keeping.is_empty() {
         return Err("no keeping moves: every row needs at least one".into());
     }
+    let move_values = row
+        .move_values
+        .split_whitespace()
+        .map(|item| {
+            let (text, word) = item
+                .split_once('=')
+                .ok_or_else(|| format!("move value `{item}`: expected MOVE=VALUE"))?;
+            let m = position
+                .parse_move(text)
+                .map_err(|e| format!("move value `{item}`: {e}"))?;
+            let v = Value::parse(word).ok_or_else(|| {
+                format!("move value `{item}`: expected `foxes`, `geese` or `draw` after `=`")
+            })?;
+            Ok((m, v))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if !move_values.is_empty() {
+        let legal = position.legal_moves();
+        if move_values.len() != legal.len()
+            || legal
+                .iter()
+                .any(|m| !move_values.iter().any(|(n, _)| n == m))
+        {
+            return Err(format!(
+                "move values: {} given for {} legal moves; each legal move needs exactly one",
+                move_values.len(),
+                legal.len()
+            ));
+        }
+        let mut from_values: Vec<Move> = move_values
+            .iter()
+            .filter(|(_, v)| *v == value)
+            .map(|(m, _)| *m)
+            .collect();
+        let mut given = keeping.clone();
+        from_values.sort_by_key(|m| m.to_string());
+        given.sort_by_key(|m| m.to_string());
+        let best = move_values
+            .iter()
+            .map(|(_, v)| v.for_side(position.side()))
+            .max();
+        if from_values != given || best != Some(value.for_side(position.side())) {
+            return Err(format!(
+                "move values do not agree with value `{}` and the keeping moves",
+                row.value
+            ));
+        }
+    }
+    if !["", "beginning", "middle", "end"].contains(&row.stage.as_str()) {
+        return Err(format!(
+            "stage `{}`: expected beginning, middle or end",
+            row.stage
+        ));
+    }
+    if !["", "easy", "medium", "hard"].contains(&row.difficulty.as_str()) {
+        return Err(format!(
+            "difficulty `{}`: expected easy, medium or hard",
+            row.difficulty
+        ));
+    }
     Ok(SuiteEntry {
         position,
         value,
         keeping,
+        move_values,
         row,
         line,
     })

@@ -2,17 +2,19 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_agent::Budget;
+use halatafl_arena::stats::wilson_interval;
 use halatafl_rules::Game;
 use halatafl_solver::suite::{read_suite, stage, SuiteEntry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// An agent's accuracy on a solved suite (`halatafl solve --from-games`):
-/// move accuracy (the share of positions where it plays a move that keeps
-/// the proven value) and, for agents that report a value, value accuracy
-/// (its value read as win > 1/3, loss < -1/3, draw between, against the
-/// proven one), by game stage. "Critical" positions are those where some
-/// legal move loses value.
+/// its error rate (the share of positions where it plays a move whose
+/// proven value is worse than the best move's) and, for agents that report
+/// a value, value accuracy (its value read as win > 1/3, loss < -1/3, draw
+/// between, against the proven one), each with its 95% Wilson interval, by
+/// game stage and (suites with exact move values) difficulty. "Critical"
+/// positions are those where some legal move loses value.
 #[derive(Args, Debug)]
 #[command(after_help = AGENT_FORMS)]
 pub struct AccuracyArgs {
@@ -32,6 +34,7 @@ pub struct AccuracyArgs {
 /// One position's verdict.
 struct Verdict {
     stage: String,
+    difficulty: String,
     critical: bool,
     move_keeps: bool,
     value_right: Option<bool>,
@@ -54,8 +57,16 @@ fn judge(agent: &mut dyn halatafl_agent::Agent, entry: &SuiteEntry, seed: u64) -
     agent.new_game(seed ^ entry.line);
     let decision = agent.choose(&game, &Budget::default());
     let mover = entry.position.side();
+    // Suites with exact move values name the stage in the source game;
+    // others are staged by the geese left.
+    let stage = if entry.row.stage.is_empty() {
+        stage(entry.position.geese().count(), entry.position.variant())
+    } else {
+        entry.row.stage.clone()
+    };
     Verdict {
-        stage: stage(entry.position.geese().count(), entry.position.variant()),
+        stage,
+        difficulty: entry.row.difficulty.clone(),
         critical: entry.keeping.len() < entry.row.legal_moves,
         move_keeps: entry.keeping.contains(&decision.mv),
         value_right: decision
@@ -67,9 +78,9 @@ fn judge(agent: &mut dyn halatafl_agent::Agent, entry: &SuiteEntry, seed: u64) -
 #[derive(Default)]
 struct Tally {
     positions: usize,
-    keeps: usize,
+    errors: usize,
     critical: usize,
-    critical_keeps: usize,
+    critical_errors: usize,
     valued: usize,
     value_right: usize,
 }
@@ -77,10 +88,10 @@ struct Tally {
 impl Tally {
     fn add(&mut self, v: &Verdict) {
         self.positions += 1;
-        self.keeps += v.move_keeps as usize;
+        self.errors += !v.move_keeps as usize;
         if v.critical {
             self.critical += 1;
-            self.critical_keeps += v.move_keeps as usize;
+            self.critical_errors += !v.move_keeps as usize;
         }
         if let Some(right) = v.value_right {
             self.valued += 1;
@@ -89,12 +100,14 @@ impl Tally {
     }
 }
 
-fn percent(part: usize, whole: usize) -> String {
+/// `12.5% [9.1, 16.9]`: a share with its 95% Wilson interval.
+fn share(part: usize, whole: usize) -> String {
     if whole == 0 {
-        "-".into()
-    } else {
-        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+        return "-".into();
     }
+    let p = part as f64 / whole as f64;
+    let (lo, hi) = wilson_interval(p, whole as u64, 1.96);
+    format!("{:.1}% [{:.1}, {:.1}]", 100.0 * p, 100.0 * lo, 100.0 * hi)
 }
 
 pub fn run(args: AccuracyArgs) -> Result<()> {
@@ -128,10 +141,13 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()
             .map(|parts| parts.into_iter().flatten().collect())
     })?;
-    let mut by_stage: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut groups: BTreeMap<(u8, String), Tally> = BTreeMap::new();
     let mut all = Tally::default();
     for v in &verdicts {
-        by_stage.entry(v.stage.clone()).or_default().add(v);
+        groups.entry((0, v.stage.clone())).or_default().add(v);
+        if !v.difficulty.is_empty() {
+            groups.entry((1, v.difficulty.clone())).or_default().add(v);
+        }
         all.add(v);
     }
     println!(
@@ -140,17 +156,36 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         args.suite.display(),
         all.positions
     );
-    println!("| stage | positions | move accuracy | critical positions | move accuracy (critical) | value accuracy (positions with a value) |");
-    println!("|---|---|---|---|---|---|");
-    let rows = by_stage.iter().map(|(k, t)| (k.as_str(), t));
-    for (name, t) in rows.chain(std::iter::once(("all", &all))) {
+    println!("An error is a move whose exact value is worse than the best move's; critical positions are those where some move is one. 95% Wilson intervals.");
+    println!("| group | positions | error rate | critical positions | error rate (critical) | value accuracy | positions with a value |");
+    println!("|---|---|---|---|---|---|---|");
+    let order = |name: &str| {
+        ["beginning", "middle", "end", "easy", "medium", "hard"]
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or(usize::MAX)
+    };
+    let mut rows: Vec<(String, &Tally)> = groups
+        .iter()
+        .map(|((kind, name), t)| {
+            let label = if *kind == 0 { "stage" } else { "difficulty" };
+            (
+                (*kind, order(name), name.clone()),
+                (format!("{label} {name}"), t),
+            )
+        })
+        .collect::<BTreeMap<_, _>>()
+        .into_values()
+        .collect();
+    rows.push(("all".into(), &all));
+    for (name, t) in rows {
         println!(
-            "| {name} | {} | {} | {} | {} | {} ({}) |",
+            "| {name} | {} | {} | {} | {} | {} | {} |",
             t.positions,
-            percent(t.keeps, t.positions),
+            share(t.errors, t.positions),
             t.critical,
-            percent(t.critical_keeps, t.critical),
-            percent(t.value_right, t.valued),
+            share(t.critical_errors, t.critical),
+            share(t.value_right, t.valued),
             t.valued
         );
     }

@@ -6,7 +6,7 @@ use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::dag::check_position;
 use halatafl_solver::retro::sideways::{self as retro_sideways, SidewaysTables};
 use halatafl_solver::retro::{self, RetroConfig, RetroTables};
-use halatafl_solver::suite::{keeping_moves, SuiteRow};
+use halatafl_solver::suite::{difficulty, exact_row, game_stage, keeping_moves, SuiteRow};
 use halatafl_solver::{
     DagConfig, DagSolution, DagSolver, SearchOutcome, Solution, Solver, SolverConfig, Value,
 };
@@ -76,6 +76,11 @@ pub struct SolveArgs {
     pub threads: usize,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
+    /// With --method retro (classic games, with or without sideways steps):
+    /// the tables are built once for the games' variant and every position
+    /// of the games where some move loses value is a candidate; the suite
+    /// gives each move's exact value, the stage and the difficulty, and
+    /// --max-positions are drawn evenly over stages and difficulties.
     #[arg(long, requires = "out", conflicts_with = "fen")]
     pub from_games: Option<PathBuf>,
     /// Suite mode: the suite CSV to write (atomically, every 50 solved
@@ -85,6 +90,9 @@ pub struct SolveArgs {
     /// Suite mode: stop after this many solved positions.
     #[arg(long, default_value_t = 1000)]
     pub max_positions: usize,
+    /// Suite mode with --method retro: the seed of the draw of positions.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Suite mode: take every K-th ply of each game (counted from its end).
     #[arg(long, default_value_t = 1)]
     pub every: usize,
@@ -194,10 +202,9 @@ pub fn run(args: SolveArgs) -> Result<()> {
         return run_dag(&args, &config);
     }
     if args.method == Method::Retro {
-        anyhow::ensure!(
-            args.from_games.is_none(),
-            "--method retro solves one position (no --from-games)"
-        );
+        if args.from_games.is_some() {
+            return build_exact_suite(&args);
+        }
         return run_retro(&args);
     }
     if args.from_games.is_some() {
@@ -584,6 +591,9 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             geese: c.position.geese().count(),
             ply: c.ply,
             game: c.game,
+            stage: game_stage(c.ply, c.ply + c.to_end).to_string(),
+            difficulty: difficulty(keeping.len(), c.position.legal_moves().len()).to_string(),
+            move_values: String::new(),
         });
         // Every 50 positions the suite so far replaces the file, so a
         // long build that is stopped keeps what it has solved.
@@ -608,5 +618,214 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         count("draw"),
         out.display()
     );
+    Ok(())
+}
+
+/// Tables that answer a classic variant exactly: without sideways steps
+/// (no draws) or with them.
+enum ExactTables {
+    Plain(RetroTables),
+    Sideways(SidewaysTables),
+}
+
+impl ExactTables {
+    fn row(
+        &self,
+        position: &Position,
+        game: usize,
+        ply: usize,
+        plies: usize,
+    ) -> Result<Option<SuiteRow>, String> {
+        match self {
+            ExactTables::Plain(t) => exact_row(t, position, game, ply, plies),
+            ExactTables::Sideways(t) => exact_row(t, position, game, ply, plies),
+        }
+    }
+}
+
+/// `solve --from-games --method retro`: a suite of classic positions with
+/// every move's exact value, from the retrograde tables of the games'
+/// variant (built once, in memory), drawn evenly over game stages and
+/// difficulties.
+fn build_exact_suite(args: &SolveArgs) -> Result<()> {
+    let games_path = args.from_games.as_ref().expect("checked by the caller");
+    let out = args.out.as_ref().expect("clap requires --out");
+    anyhow::ensure!(
+        (1..=retro::MAX_THREADS).contains(&args.threads),
+        "--threads {}: the retrograde method takes 1 to {} threads",
+        args.threads,
+        retro::MAX_THREADS
+    );
+    anyhow::ensure!(args.every >= 1, "--every must be at least 1");
+    anyhow::ensure!(
+        args.max_positions >= 1,
+        "--max-positions must be at least 1"
+    );
+    halatafl_cli::outputs::check_outputs(&[("--from-games", games_path)], &[("--out", out)])?;
+    let rows = read_game_rows(games_path)
+        .with_context(|| format!("reading --from-games {}", games_path.display()))?;
+    anyhow::ensure!(!rows.is_empty(), "{}: no games", games_path.display());
+    // Every game first: a bad record is refused before the tables are built.
+    let mut games = Vec::new();
+    let mut variant: Option<Variant> = None;
+    for row in &rows {
+        let v: Variant = row.variant.parse().map_err(|e: String| {
+            anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game)
+        })?;
+        anyhow::ensure!(
+            v.is_classic(),
+            "{}, game {}: {v}: --method retro builds suites of classic Fox and Geese (use the df-pn method for {v})",
+            games_path.display(),
+            row.game
+        );
+        if let Some(first) = variant {
+            anyhow::ensure!(
+                first == v,
+                "{}, game {}: {v}, but the first game is {first}: one suite holds one variant",
+                games_path.display(),
+                row.game
+            );
+        }
+        variant = Some(v);
+        let mut game = Game::start_of(v);
+        for (i, text) in row.moves.split_whitespace().enumerate() {
+            game.play_str(text).with_context(|| {
+                format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
+            })?;
+        }
+        games.push((row.game, game));
+    }
+    let variant = variant.expect("at least one game");
+    let geese = variant.geese as u32;
+    let config = RetroConfig {
+        threads: args.threads,
+        memory_limit_mib: args.tt_mb.map(|m| m as u64),
+        layers_dir: args.layers_dir.clone(),
+    };
+    let started = Instant::now();
+    let tables = if variant.sideways {
+        println!(
+            "tables: placements of 4 to {geese} geese, sideways steps, {} MiB, {} threads",
+            retro_sideways::memory_bytes(geese).div_ceil(1 << 20),
+            config.threads
+        );
+        ExactTables::Sideways(SidewaysTables::build(
+            geese,
+            variant.corner_links,
+            &config,
+            |layer, _| println!("{}", sideways_layer_line(layer)),
+        )?)
+    } else {
+        anyhow::ensure!(
+            args.layers_dir.is_none(),
+            "--layers-dir saves the layers of a build with sideways steps"
+        );
+        println!(
+            "tables: placements of 4 to {geese} geese, {} MiB, {} threads",
+            retro::memory_bytes(geese).div_ceil(1 << 20),
+            config.threads
+        );
+        ExactTables::Plain(RetroTables::build(
+            geese,
+            variant.corner_links,
+            &config,
+            |layer| {
+                println!(
+                    "layer {:>2} geese: {:>13} placements, fox to move wins {:>6.2}%, {:.1} s",
+                    layer.geese,
+                    layer.placements,
+                    percent(layer.fox_wins as f64, layer.fox_to_move as f64),
+                    layer.elapsed.as_secs_f64()
+                )
+            },
+        )?)
+    };
+    let (bytes, built) = match &tables {
+        ExactTables::Plain(t) => (t.bytes(), started.elapsed()),
+        ExactTables::Sideways(t) => (t.bytes(), started.elapsed()),
+    };
+    println!(
+        "built: {:.1} s, {} MiB of tables",
+        built.as_secs_f64(),
+        bytes >> 20
+    );
+    // Every position once (no history: its value is the position's), from
+    // the first game it appears in.
+    let mut seen = HashSet::new();
+    let (mut positions, mut unanswered) = (0usize, 0usize);
+    let mut cells: std::collections::BTreeMap<(String, String), Vec<SuiteRow>> = Default::default();
+    for (index, game) in &games {
+        let plies = game.positions().len() - 1;
+        for (ply, position) in game.positions().iter().enumerate() {
+            if !ply.is_multiple_of(args.every)
+                || position.outcome_without_history().is_some()
+                || args.max_geese.is_some_and(|g| position.geese().count() > g)
+                || !seen.insert(position.fen())
+            {
+                continue;
+            }
+            positions += 1;
+            match tables.row(position, *index, ply, plies) {
+                Ok(Some(row)) => cells
+                    .entry((row.stage.clone(), row.difficulty.clone()))
+                    .or_default()
+                    .push(row),
+                Ok(None) => {}
+                // A counter the sideways tables do not answer.
+                Err(why) if why.contains("quiet counter") => unanswered += 1,
+                Err(why) => anyhow::bail!(why),
+            }
+        }
+    }
+    let candidates: usize = cells.values().map(Vec::len).sum();
+    eprintln!(
+        "{positions} distinct positions in {} games: {candidates} with a move that loses value, {unanswered} at a quiet counter the tables do not answer",
+        games.len()
+    );
+    // A seeded shuffle of each cell, then one row from each cell in turn:
+    // small cells (hard endgames) are kept whole, large ones thinned.
+    let mut rng = args.seed ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        rng = rng
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        rng >> 33
+    };
+    for rows in cells.values_mut() {
+        for i in (1..rows.len()).rev() {
+            rows.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        rows.reverse();
+    }
+    let mut suite = Vec::new();
+    while suite.len() < args.max_positions && cells.values().any(|c| !c.is_empty()) {
+        for rows in cells.values_mut() {
+            if suite.len() < args.max_positions {
+                if let Some(row) = rows.pop() {
+                    suite.push(row);
+                }
+            }
+        }
+    }
+    suite.sort_by(|a: &SuiteRow, b| (a.game, a.ply).cmp(&(b.game, b.ply)));
+    write_csv_atomic(out, &suite).with_context(|| format!("writing {}", out.display()))?;
+    let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for r in &suite {
+        *counts.entry((&r.stage, &r.difficulty)).or_default() += 1;
+    }
+    let value_count = |w: &str| suite.iter().filter(|r| r.value == w).count();
+    println!(
+        "{} positions written to {} ({:.1} s in all): foxes {}, geese {}, draw {}; geese to move {}",
+        suite.len(),
+        out.display(),
+        started.elapsed().as_secs_f64(),
+        value_count("foxes"),
+        value_count("geese"),
+        value_count("draw"),
+        suite.iter().filter(|r| r.fen.contains(" g ")).count()
+    );
+    for ((stage, difficulty), n) in counts {
+        println!("  {stage:>9} {difficulty:>6}: {n}");
+    }
     Ok(())
 }

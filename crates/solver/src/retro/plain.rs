@@ -106,6 +106,27 @@ pub struct RetroTables {
     stats: Vec<LayerStats>,
 }
 
+/// This game has no draws: a value is a winner.
+impl crate::suite::ExactValues for RetroTables {
+    type Error = RetroError;
+
+    fn exact_value(&self, p: &Position) -> Result<Value, RetroError> {
+        self.winner(p).map(Value::Win)
+    }
+
+    fn exact_move_values(&self, p: &Position) -> Result<Vec<(Move, Value)>, RetroError> {
+        self.check(p)?;
+        Ok(p.legal_moves()
+            .iter()
+            .map(|&m| {
+                let mut child = *p;
+                child.play_unchecked(m);
+                (m, Value::Win(self.winner_unchecked(&child)))
+            })
+            .collect())
+    }
+}
+
 /// Bytes the tables up to `max_geese` geese take.
 pub fn memory_bytes(max_geese: u32) -> u64 {
     (GEESE_NEEDED..=max_geese)

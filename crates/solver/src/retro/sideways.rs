@@ -125,6 +125,25 @@ pub struct SidewaysValue {
     pub best: Option<Move>,
 }
 
+/// Values at the position's quiet counter; a move's value is that of the
+/// position it leads to at the counter after it.
+impl crate::suite::ExactValues for SidewaysTables {
+    type Error = RetroError;
+
+    fn exact_value(&self, p: &Position) -> Result<Value, RetroError> {
+        self.outcome(p)
+    }
+
+    fn exact_move_values(&self, p: &Position) -> Result<Vec<(Move, Value)>, RetroError> {
+        self.check(p)?;
+        Ok(self
+            .children(p)?
+            .into_iter()
+            .map(|(m, v, _)| (m, v))
+            .collect())
+    }
+}
+
 /// Bytes the tables up to `max_geese` geese take.
 pub fn memory_bytes(max_geese: u32) -> u64 {
     4 * super::plain::memory_bytes(max_geese)
