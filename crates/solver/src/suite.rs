@@ -419,6 +419,19 @@ mod tests {
     }
 
     #[test]
+    fn stages_are_thirds_of_the_game_and_difficulty_counts_keeping_moves() {
+        let stages: Vec<&str> = (0..9).map(|ply| game_stage(ply, 9)).collect();
+        assert_eq!(stages[..3], ["beginning"; 3]);
+        assert_eq!(stages[3..6], ["middle"; 3]);
+        assert_eq!(stages[6..], ["end"; 3]);
+        assert_eq!(difficulty(1, 2), "hard");
+        assert_eq!(difficulty(2, 8), "hard");
+        assert_eq!(difficulty(3, 8), "medium");
+        assert_eq!(difficulty(4, 8), "medium");
+        assert_eq!(difficulty(5, 8), "easy");
+    }
+
+    #[test]
     fn a_position_that_is_already_over_is_refused_with_its_line() {
         let start = Position::start(Variant::two_foxes());
         let first = start.legal_moves()[0].to_string();

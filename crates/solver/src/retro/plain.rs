@@ -585,6 +585,92 @@ mod tests {
     }
 
     #[test]
+    fn suite_rows_from_the_tables_give_every_move_its_dag_value_and_read_back() {
+        use crate::suite::{exact_row, parse_suite};
+        let tables = RetroTables::build(8, false, &config(), |_| {}).unwrap();
+        let mut dag = DagSolver::new(DagConfig {
+            budget_nodes: 50_000_000,
+            tt_mib: 64,
+        })
+        .unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(29);
+        let (mut rows, mut trivial) = (Vec::new(), 0);
+        for i in 0..20_000 {
+            if rows.len() == 12 {
+                break;
+            }
+            let p = random_position(&mut rng, 4 + i % 5, false);
+            if p.outcome_without_history().is_some() {
+                continue;
+            }
+            let Some(row) = exact_row(&tables, &p, i, 10, 40).unwrap() else {
+                trivial += 1;
+                continue;
+            };
+            // Every legal move once, with the DAG search's value; the
+            // keeping moves are those with the position's value, the best.
+            let legal = p.legal_moves();
+            let items: Vec<&str> = row.move_values.split_whitespace().collect();
+            assert_eq!(items.len(), legal.len(), "{}", row.fen);
+            for (item, &m) in items.iter().zip(legal.iter()) {
+                let mut child = p;
+                child.play_unchecked(m);
+                let winner = dag.solve(&child).unwrap().winner.unwrap();
+                assert_eq!(*item, format!("{m}={}", winner.name()), "{}", row.fen);
+            }
+            let keeping = row.keeping_moves.split_whitespace().count();
+            assert!(keeping >= 1 && keeping < legal.len());
+            assert_eq!(
+                row.difficulty,
+                crate::suite::difficulty(keeping, legal.len())
+            );
+            assert_eq!(row.stage, "beginning");
+            rows.push(row);
+        }
+        assert_eq!(rows.len(), 12, "{trivial} positions without a losing move");
+        // The rows read back through the suite reader's checks.
+        let mut text = Vec::new();
+        {
+            let mut w = csv::Writer::from_writer(&mut text);
+            for r in &rows {
+                w.serialize(r).unwrap();
+            }
+        }
+        let entries = parse_suite("rows", text.as_slice()).unwrap();
+        assert_eq!(entries.len(), 12);
+        assert!(entries
+            .iter()
+            .all(|e| e.move_values.len() == e.row.legal_moves));
+        // A row whose move values disagree with its keeping moves is refused.
+        let mut wrong = rows[0].clone();
+        let kept = wrong
+            .keeping_moves
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string();
+        let other = if wrong.value == "foxes" {
+            "geese"
+        } else {
+            "foxes"
+        };
+        wrong.move_values = wrong.move_values.replace(
+            &format!("{kept}={}", wrong.value),
+            &format!("{kept}={other}"),
+        );
+        let mut text = Vec::new();
+        {
+            let mut w = csv::Writer::from_writer(&mut text);
+            w.serialize(&wrong).unwrap();
+        }
+        let err = parse_suite("rows", text.as_slice()).unwrap_err();
+        assert!(
+            err.to_string().contains("rows, line 2") && err.to_string().contains("do not agree"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn values_are_consistent_along_games_over_the_rules() {
         let tables = RetroTables::build(8, false, &config(), |_| {}).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(5);
