@@ -28,6 +28,16 @@
 //!   This widens the interval slightly (96 pairs of a real match: [0.491,
 //!   0.546] becomes [0.487, 0.549]); being a normal interval it still wants
 //!   some tens of pairs.
+//! * **The geese margin** (issue 29's measure that does not saturate): the
+//!   result says who won, not by how much, and in Two Foxes the side decides
+//!   most games, so two agents of different strength can score the same
+//!   pairs. The geese the foxes take in a game (each `x` of a move is one
+//!   capture) count the margin on a finer scale: a foxes' win takes 12, a
+//!   geese win fewer the better the geese played. A player's pair margin is
+//!   the geese it took as foxes minus the geese it lost as geese in the
+//!   other game of the pair (positive: better on the board); its 95%
+//!   interval is the normal one on the pairs' mean, `m ± z·sd/sqrt(N)`
+//!   ([`Moments`]).
 
 /// `z` of a two-sided 95% normal interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -129,6 +139,50 @@ impl PairRecord {
         let variance = squares / (n + 4) as f64;
         let half = Z95 * (variance / n as f64).sqrt();
         ((mean - half).max(0.0), (mean + half).min(1.0))
+    }
+}
+
+/// The running mean and variance of a number per game or per pair
+/// (Welford's update, numerically stable), with the normal 95% interval of
+/// the mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Moments {
+    /// Values added.
+    pub n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Moments {
+    /// Adds one value.
+    pub fn add(&mut self, x: f64) {
+        self.n += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    /// The mean; 0 for no values.
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+
+    /// The sample standard deviation; 0 below two values.
+    pub fn sd(&self) -> f64 {
+        if self.n < 2 {
+            0.0
+        } else {
+            (self.m2 / (self.n - 1) as f64).sqrt()
+        }
+    }
+
+    /// The mean's 95% normal interval; unbounded below two values.
+    pub fn interval(&self) -> (f64, f64) {
+        if self.n < 2 {
+            return (f64::NEG_INFINITY, f64::INFINITY);
+        }
+        let half = Z95 * self.sd() / (self.n as f64).sqrt();
+        (self.mean - half, self.mean + half)
     }
 }
 

@@ -4,7 +4,7 @@
 //! the sides swapped), whose interval keeps the side's effect out (see
 //! [`crate::stats`]).
 
-use crate::stats::{elo_from_score, fmt_elo, PairRecord, Record};
+use crate::stats::{elo_from_score, fmt_elo, Moments, PairRecord, Record};
 use crate::{GameRow, ThinkingTime};
 use halatafl_rules::Side;
 use std::collections::BTreeMap;
@@ -23,6 +23,13 @@ pub struct SideRecords {
     pub geese: Record,
     /// The two games of each opening, one with this agent on each side.
     pub pairs: PairRecord,
+    /// Geese taken per game it had the foxes.
+    pub taken_as_foxes: Moments,
+    /// Geese lost per game it had the geese.
+    pub lost_as_geese: Moments,
+    /// Per pair: geese taken as foxes minus geese lost as geese (see
+    /// [`crate::stats`], "the geese margin").
+    pub margin: Moments,
     /// Thinking time over all games.
     pub time: ThinkingTime,
 }
@@ -32,6 +39,12 @@ pub struct SideRecords {
 pub struct MatchSummary {
     /// Agent A's records first, then agent B's (each from its own side).
     pub agents: [SideRecords; 2],
+}
+
+/// The geese the foxes took in a game: one per `x` of its moves (a jump
+/// over one goose; a chain `c5xe5xe3` takes two).
+pub fn geese_taken(row: &GameRow) -> u32 {
+    row.moves.matches('x').count() as u32
 }
 
 /// The result for whoever played `side`: +1 win, 0 draw, -1 loss.
@@ -90,6 +103,11 @@ impl MatchSummary {
                     Side::Geese => agent.geese.add(r),
                 }
                 agent.time.add(row, side);
+                let taken = geese_taken(row) as f64;
+                match side {
+                    Side::Foxes => agent.taken_as_foxes.add(taken),
+                    Side::Geese => agent.lost_as_geese.add(taken),
+                }
             }
         }
         for games in by_opening.values() {
@@ -108,6 +126,13 @@ impl MatchSummary {
                 result_for(fox_game.1, Side::Geese),
                 result_for(geese_game.1, Side::Foxes),
             );
+            // A's fox game is B's geese game and the other way round.
+            let (a_took, b_took) = (
+                geese_taken(fox_game.1) as f64,
+                geese_taken(geese_game.1) as f64,
+            );
+            agents[0].margin.add(a_took - b_took);
+            agents[1].margin.add(b_took - a_took);
         }
         MatchSummary { agents }
     }
@@ -154,6 +179,34 @@ fn pair_line(f: &mut fmt::Formatter<'_>, p: &PairRecord) -> fmt::Result {
     )
 }
 
+/// `  geese     taken as foxes T, lost as geese L per game; margin per pair
+/// +M [LO, HI]` (the margin only where there are pairs).
+fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
+    let mean = |m: &Moments| {
+        if m.n > 0 {
+            format!("{:.2}", m.mean())
+        } else {
+            "-".into()
+        }
+    };
+    write!(
+        f,
+        "  geese     taken as foxes {}, lost as geese {} per game",
+        mean(&a.taken_as_foxes),
+        mean(&a.lost_as_geese)
+    )?;
+    if a.margin.n > 0 {
+        write!(f, "; margin per pair {}", margin_text(&a.margin))?;
+    }
+    writeln!(f)
+}
+
+/// `+1.50 [+0.42, +2.58]`: a margin per pair with its 95% interval.
+pub fn margin_text(m: &Moments) -> String {
+    let (lo, hi) = m.interval();
+    format!("{:+.2} [{lo:+.2}, {hi:+.2}]", m.mean())
+}
+
 /// Agent A's scores against agent B, then both agents' thinking time: B's
 /// scores are A's mirrored (a win of one is a loss of the other), so they
 /// say nothing new. The alternate form (`{:#}`) prints B's scores too.
@@ -172,6 +225,7 @@ impl fmt::Display for MatchSummary {
                 if a.pairs.pairs() > 0 {
                     pair_line(f, &a.pairs)?;
                 }
+                geese_line(f, a)?;
             }
             writeln!(
                 f,
@@ -212,8 +266,13 @@ impl MatchSummary {
                 "-".into()
             }
         };
+        let margin = if me.margin.n > 0 {
+            format!("; geese margin {} per pair", margin_text(&me.margin))
+        } else {
+            String::new()
+        };
         format!(
-            "{score:.3} [{lo:.3}, {hi:.3}] over {n} {over}; as foxes {}, as geese {}",
+            "{score:.3} [{lo:.3}, {hi:.3}] over {n} {over}; as foxes {}, as geese {}{margin}",
             side(&me.foxes),
             side(&me.geese)
         )
@@ -222,7 +281,8 @@ impl MatchSummary {
 
 /// One line per opponent, from agent A's side of each summary: games, the
 /// score over game pairs with its 95% interval (over games, Wilson, when no
-/// opening was played both ways), the score as foxes and as geese, and both
+/// opening was played both ways), the score as foxes and as geese, the
+/// geese margin per pair with its 95% interval, and both
 /// agents' thinking time per move. The compact form of several
 /// [`MatchSummary`]s, for the end of a run; each entry's name heads its line.
 pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
@@ -233,7 +293,7 @@ pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
         .max()
         .unwrap_or(8);
     let mut out = format!(
-        "{:<width$}  games  score [95% interval]    over   as foxes  as geese  ms/move  theirs\n",
+        "{:<width$}  games  score [95% interval]    over   as foxes  as geese  geese margin [95%]      ms/move  theirs\n",
         "opponent"
     );
     for (name, summary) in entries {
@@ -250,8 +310,13 @@ pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
                 "-".into()
             }
         };
+        let margin = if me.margin.n > 0 {
+            margin_text(&me.margin)
+        } else {
+            "-".into()
+        };
         out.push_str(&format!(
-            "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {:>7.1}  {:>6.1}\n",
+            "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {margin:<22}  {:>7.1}  {:>6.1}\n",
             me.overall.games(),
             side(&me.foxes),
             side(&me.geese),
@@ -304,6 +369,52 @@ mod tests {
         assert!((s.agents[0].time.ms_per_move() - 1000.0 * 0.6 / 4.0).abs() < 1e-9);
         assert!((s.agents[1].time.ms_per_move() - 1000.0 * 0.3 / 4.0).abs() < 1e-9);
         assert!(s.to_string().contains("150.0 ms per move over 4 moves"));
+    }
+
+    #[test]
+    fn the_geese_margin_counts_captures_per_pair_from_each_agents_side() {
+        let game = |game: usize, moves: &str| GameRow {
+            result: "geese".into(),
+            moves: moves.into(),
+            ..row(game, "", 10, [0.0, 0.0])
+        };
+        // A has the foxes in odd games. Pair 1: A takes 4 (a chain of two
+        // and two single jumps), B takes 1: A +3. Pair 2: A takes 0, B 2:
+        // A -2. Pair 3: A takes 4, B 0: A +4. Margins 3, -2, 4: mean 5/3.
+        let rows = [
+            game(1, "a3-b3 c5xe5xe3 c3-c4 e3xc3 b4-c4 c3xa3"),
+            game(2, "d3-d4 c5xc3"),
+            game(3, "d3-d4"),
+            game(4, "c5xe5 e5xe3"),
+            game(5, "c5xe5xe3 a3-a4 e3xc3xa3"),
+            game(6, "d3-d4"),
+        ];
+        assert_eq!(geese_taken(&rows[0]), 4);
+        assert_eq!(geese_taken(&rows[1]), 1);
+        let s = MatchSummary::from_match("a", "b", &rows);
+        let [a, b] = &s.agents;
+        assert_eq!(a.margin.n, 3);
+        assert!((a.margin.mean() - 5.0 / 3.0).abs() < 1e-9);
+        assert!((b.margin.mean() + 5.0 / 3.0).abs() < 1e-9);
+        // sd = sqrt(((4/3)^2 + (11/3)^2 + (7/3)^2) / 2) = sqrt(31/3).
+        assert!((a.margin.sd() - (31.0f64 / 3.0).sqrt()).abs() < 1e-9);
+        let half = crate::stats::Z95 * (31.0f64 / 3.0).sqrt() / 3f64.sqrt();
+        let (lo, hi) = a.margin.interval();
+        assert!((lo - (5.0 / 3.0 - half)).abs() < 1e-9 && (hi - (5.0 / 3.0 + half)).abs() < 1e-9);
+        assert!((a.taken_as_foxes.mean() - 8.0 / 3.0).abs() < 1e-9);
+        assert!((a.lost_as_geese.mean() - 1.0).abs() < 1e-9);
+        let text = s.to_string();
+        assert!(
+            text.contains(
+                "geese     taken as foxes 2.67, lost as geese 1.00 per game; margin per pair +1.67"
+            ),
+            "{text}"
+        );
+        assert!(
+            s.one_line().contains("; geese margin +1.67 ["),
+            "{}",
+            s.one_line()
+        );
     }
 
     #[test]
