@@ -13,7 +13,8 @@ use std::path::PathBuf;
 /// proven value is worse than the best move's) and, for agents that report
 /// a value, value accuracy (its value read as win > 1/3, loss < -1/3, draw
 /// between, against the proven one), each with its 95% Wilson interval, by
-/// game stage and (suites with exact move values) difficulty. "Critical"
+/// game stage, side to move and (suites with exact move values)
+/// difficulty. "Critical"
 /// positions are those where some legal move loses value.
 #[derive(Args, Debug)]
 #[command(after_help = AGENT_FORMS)]
@@ -33,6 +34,7 @@ pub struct AccuracyArgs {
 
 /// One position's verdict.
 struct Verdict {
+    mover: &'static str,
     stage: String,
     difficulty: String,
     critical: bool,
@@ -65,6 +67,7 @@ fn judge(agent: &mut dyn halatafl_agent::Agent, entry: &SuiteEntry, seed: u64) -
         entry.row.stage.clone()
     };
     Verdict {
+        mover: mover.name(),
         stage,
         difficulty: entry.row.difficulty.clone(),
         critical: entry.keeping.len() < entry.row.legal_moves,
@@ -145,8 +148,9 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     let mut all = Tally::default();
     for v in &verdicts {
         groups.entry((0, v.stage.clone())).or_default().add(v);
+        groups.entry((1, v.mover.to_string())).or_default().add(v);
         if !v.difficulty.is_empty() {
-            groups.entry((1, v.difficulty.clone())).or_default().add(v);
+            groups.entry((2, v.difficulty.clone())).or_default().add(v);
         }
         all.add(v);
     }
@@ -168,7 +172,7 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     let mut rows: Vec<(String, &Tally)> = groups
         .iter()
         .map(|((kind, name), t)| {
-            let label = if *kind == 0 { "stage" } else { "difficulty" };
+            let label = ["stage", "to move:", "difficulty"][*kind as usize];
             (
                 (*kind, order(name), name.clone()),
                 (format!("{label} {name}"), t),
