@@ -494,19 +494,20 @@ impl fmt::Display for Ladder {
         )?;
         writeln!(
             f,
-            "{:<width$}  pairs  score  interval        as foxes  as geese  agent ms/move  rung ms/move",
+            "{:<width$}  pairs  score  interval        as foxes  as geese  geese margin [95%]      agent ms/move  rung ms/move",
             "rung"
         )?;
         for r in &self.rungs {
             let (lo, hi) = r.pairs().interval();
             writeln!(
                 f,
-                "{:<width$}  {:>5}  {:.3}  [{lo:.3}, {hi:.3}]  {:>8.3}  {:>8.3}  {:>13}  {:>12}",
+                "{:<width$}  {:>5}  {:.3}  [{lo:.3}, {hi:.3}]  {:>8.3}  {:>8.3}  {:<22}  {:>13}  {:>12}",
                 r.spec,
                 r.pairs().pairs(),
                 r.pairs().score(),
                 r.as_foxes.record.score(),
                 r.as_geese.record.score(),
+                crate::summary::margin_text(&r.summary.agents[0].margin),
                 fmt_ms(r.agent_ms()),
                 fmt_ms(r.rung_ms()),
             )?;

@@ -201,8 +201,12 @@ fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     writeln!(f)
 }
 
-/// `+1.50 [+0.42, +2.58]`: a margin per pair with its 95% interval.
+/// `+1.50 [+0.42, +2.58]`: a margin per pair with its 95% interval (`-`
+/// without pairs).
 pub fn margin_text(m: &Moments) -> String {
+    if m.n == 0 {
+        return "-".into();
+    }
     let (lo, hi) = m.interval();
     format!("{:+.2} [{lo:+.2}, {hi:+.2}]", m.mean())
 }
@@ -310,11 +314,7 @@ pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
                 "-".into()
             }
         };
-        let margin = if me.margin.n > 0 {
-            margin_text(&me.margin)
-        } else {
-            "-".into()
-        };
+        let margin = margin_text(&me.margin);
         out.push_str(&format!(
             "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {margin:<22}  {:>7.1}  {:>6.1}\n",
             me.overall.games(),
