@@ -280,14 +280,7 @@ fn run_retro(args: &SolveArgs) -> Result<()> {
     );
     let started = Instant::now();
     let tables = RetroTables::build(geese, corner_links, &config, |layer| {
-        println!(
-            "layer {:>2} geese: {:>13} placements, fox to move wins {:>6.2}% of {} states, {:.1} s",
-            layer.geese,
-            layer.placements,
-            percent(layer.fox_wins as f64, layer.fox_to_move as f64),
-            layer.fox_to_move,
-            layer.elapsed.as_secs_f64()
-        );
+        println!("{}", plain_layer_line(layer))
     })?;
     let built = started.elapsed();
     let v = tables.value(&position)?;
@@ -434,6 +427,19 @@ fn run_retro_sideways(args: &SolveArgs, position: &Position) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A layer's line of `--method retro` without sideways steps: its size, the
+/// share of fox-to-move states the fox wins, and its build time.
+fn plain_layer_line(layer: &retro::LayerStats) -> String {
+    format!(
+        "layer {:>2} geese: {:>13} placements, fox to move wins {:>6.2}% of {} states, {:.1} s",
+        layer.geese,
+        layer.placements,
+        percent(layer.fox_wins as f64, layer.fox_to_move as f64),
+        layer.fox_to_move,
+        layer.elapsed.as_secs_f64()
+    )
 }
 
 /// A layer's line of `--method retro --sideways`: its size, the shares of
@@ -729,15 +735,7 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
             geese,
             variant.corner_links,
             &config,
-            |layer| {
-                println!(
-                    "layer {:>2} geese: {:>13} placements, fox to move wins {:>6.2}%, {:.1} s",
-                    layer.geese,
-                    layer.placements,
-                    percent(layer.fox_wins as f64, layer.fox_to_move as f64),
-                    layer.elapsed.as_secs_f64()
-                )
-            },
+            |layer| println!("{}", plain_layer_line(layer)),
         )?)
     };
     let (bytes, built) = match &tables {
