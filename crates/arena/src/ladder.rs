@@ -507,7 +507,7 @@ impl fmt::Display for Ladder {
                 r.pairs().score(),
                 r.as_foxes.record.score(),
                 r.as_geese.record.score(),
-                crate::summary::margin_text(&r.summary.agents[0].margin),
+                crate::margin_text(&r.summary.agents[0].margin),
                 fmt_ms(r.agent_ms()),
                 fmt_ms(r.rung_ms()),
             )?;

@@ -1,8 +1,9 @@
 //! Reading a run directory and turning evaluation games into scores.
 
 use crate::{io_error, ReportError};
-use halatafl_arena::stats::Record;
+use halatafl_arena::stats::{Moments, Record};
 use halatafl_arena::ThinkingTime;
+use halatafl_arena::{GameRow, MatchSummary};
 use halatafl_dataio::read_csv_rows;
 pub use halatafl_dataio::{EvalRow, SelfPlayRow, TrainRow};
 use halatafl_rules::Side;
@@ -145,6 +146,10 @@ pub struct ScorePoint {
     pub ms_per_move: f64,
     /// The same for the opponent, in the same games.
     pub opponent_ms_per_move: f64,
+    /// The network's geese margin per game pair against this opponent in
+    /// this generation (geese taken as foxes minus geese lost as geese; see
+    /// `halatafl_arena::stats`), the same in every perspective's point.
+    pub margin: Moments,
 }
 
 /// Whether the trained network had the foxes in `row` (see the crate docs).
@@ -202,6 +207,20 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
                 times[k].1.add(&game, own.other());
             }
         }
+        let games: Vec<(bool, GameRow)> = rows
+            .iter()
+            .filter(|r| r.generation == generation && r.opponent == opponent)
+            .map(|r| (trained_side(r) == Perspective::AsFoxes, r.game_row()))
+            .collect();
+        let rows_only: Vec<GameRow> = games.iter().map(|(_, g)| g.clone()).collect();
+        let margin = MatchSummary::from_rows("network", &opponent, &rows_only, |row| {
+            games
+                .iter()
+                .find(|(_, g)| g.game == row.game)
+                .is_some_and(|(foxes, _)| *foxes)
+        })
+        .agents[0]
+            .margin;
         for ((perspective, record), (mine, theirs)) in
             Perspective::ALL.into_iter().zip(records).zip(times)
         {
@@ -216,6 +235,7 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
                 high,
                 ms_per_move: mine.ms_per_move(),
                 opponent_ms_per_move: theirs.ms_per_move(),
+                margin,
             });
         }
     }
@@ -257,6 +277,30 @@ pub(crate) mod tests {
             geese_seconds: 0.1,
             seed: 1,
             variant: "two-foxes".into(),
+        }
+    }
+
+    #[test]
+    fn the_geese_margin_pairs_the_networks_games_by_opening() {
+        let with_moves = |game: usize, moves: &str| EvalRow {
+            moves: moves.into(),
+            ..eval_row(1, "random", game, "geese")
+        };
+        // The network has the foxes in odd games. Opening 0: it takes 3,
+        // loses 1 (+2); opening 1: takes 0, loses 2 (-2); opening 2: takes
+        // 2, loses 0 (+2). Mean +2/3.
+        let rows = vec![
+            with_moves(1, "c5xe5xe3 e3xc3"),
+            with_moves(2, "c5xe5"),
+            with_moves(3, "d3-d4"),
+            with_moves(4, "c5xe5 e5xe3"),
+            with_moves(5, "c5xe5xe3"),
+            with_moves(6, "d3-d4"),
+        ];
+        let scores = eval_scores(&rows);
+        for s in &scores {
+            assert_eq!(s.margin.n, 3);
+            assert!((s.margin.mean() - 2.0 / 3.0).abs() < 1e-12, "{s:?}");
         }
     }
 

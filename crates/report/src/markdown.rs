@@ -2,6 +2,7 @@
 //! as tables a person reads top to bottom, with the plots linked in.
 
 use crate::data::{eval_scores, Perspective, RunData, ScorePoint};
+use halatafl_arena::margin_text;
 use halatafl_arena::stats::{wilson_interval, Z95};
 use std::fmt::Write;
 
@@ -133,8 +134,11 @@ pub fn markdown_report(run: &RunData) -> String {
     out.push_str("## Strength\n\n");
     out.push_str(
         "Score of the trained network, (wins + draws/2) / games, with its 95% Wilson \
-         interval, per generation against each opponent, overall and per side; the last \
-         column is each side's mean thinking time per move, for equal-time comparisons.\n\n",
+         interval, per generation against each opponent, overall and per side; the geese \
+         margin per game pair (geese the network took as foxes minus geese it lost as geese \
+         in the other game of the opening, with its 95% interval: how much, not only who, \
+         won); the last column is each side's mean thinking time per move, for equal-time \
+         comparisons.\n\n",
     );
     out.push_str("![strength](strength.svg)\n\n");
     let scores = eval_scores(&run.eval);
@@ -150,8 +154,8 @@ pub fn markdown_report(run: &RunData) -> String {
     for opponent in opponents {
         let _ = writeln!(out, "### vs {opponent}\n");
         out.push_str(
-            "| generation | overall | as foxes | as geese | ms per move (network / opponent) |\n\
-             |---|---|---|---|---|\n",
+            "| generation | overall | as foxes | as geese | geese margin per pair [95%] | ms per move (network / opponent) |\n\
+             |---|---|---|---|---|---|\n",
         );
         let mut generations: Vec<u32> = scores
             .iter()
@@ -166,18 +170,18 @@ pub fn markdown_report(run: &RunData) -> String {
                         s.generation == g && s.opponent == opponent && s.perspective == p
                     }))
                 };
-            let time = scores
-                .iter()
-                .find(|s| {
-                    s.generation == g
-                        && s.opponent == opponent
-                        && s.perspective == Perspective::Overall
-                })
+            let overall = scores.iter().find(|s| {
+                s.generation == g && s.opponent == opponent && s.perspective == Perspective::Overall
+            });
+            let time = overall
                 .map(|s| format!("{:.1} / {:.1}", s.ms_per_move, s.opponent_ms_per_move))
+                .unwrap_or_else(|| "–".into());
+            let margin = overall
+                .map(|s| margin_text(&s.margin))
                 .unwrap_or_else(|| "–".into());
             let _ = writeln!(
                 out,
-                "| {g} | {} | {} | {} | {time} |",
+                "| {g} | {} | {} | {} | {margin} | {time} |",
                 cell(Perspective::Overall),
                 cell(Perspective::AsFoxes),
                 cell(Perspective::AsGeese)
