@@ -211,8 +211,10 @@ where
         (lo.min(s.generation), hi.max(s.generation))
     });
     let panels = root.split_evenly((names.len(), 1));
-    for (name, area) in names.iter().zip(panels.iter()) {
-        let mut chart = ChartBuilder::on(area)
+    for (name, whole_row) in names.iter().zip(panels.iter()) {
+        let (area, margin_area) = whole_row.split_horizontally(whole_row.dim_in_pixel().0 * 3 / 5);
+        draw_margin(&scores, name, (first, last), &margin_area)?;
+        let mut chart = ChartBuilder::on(&area)
             .caption(
                 format!("vs {name}: score of the trained network (95% Wilson)"),
                 (FONT, 20),
@@ -262,6 +264,71 @@ where
         }
         draw_legend(&mut chart)?;
     }
+    Ok(())
+}
+
+/// The network's geese margin per game pair against `name`, per
+/// generation, with its 95% interval: what the pair score leaves out (how
+/// many geese each side's play was worth), beside it.
+fn draw_margin<DB: DrawingBackend>(
+    scores: &[crate::data::ScorePoint],
+    name: &str,
+    (first, last): (u32, u32),
+    area: &DrawingArea<DB, Shift>,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let points: Vec<(f64, f64, f64, f64)> = scores
+        .iter()
+        .filter(|s| s.opponent == name && s.perspective == Perspective::Overall && s.margin.n > 0)
+        .map(|s| {
+            let (lo, hi) = s.margin.interval();
+            let m = s.margin.mean();
+            // Below two pairs the interval is unbounded: draw the point alone.
+            let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (m, m) };
+            (s.generation as f64, m, lo, hi)
+        })
+        .collect();
+    if points.is_empty() {
+        return empty_panel(area, &format!("vs {name}: geese margin"), "no game pairs");
+    }
+    let low = points.iter().map(|p| p.2).fold(0f64, f64::min);
+    let high = points.iter().map(|p| p.3).fold(0f64, f64::max);
+    let mut chart = ChartBuilder::on(area)
+        .caption("geese margin per pair (95%)", (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(
+            range_with_padding(first as f64, last as f64, 0.5),
+            range_with_padding(low, high, 0.1 * (high - low).max(1.0)),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("generation")
+        .y_desc("geese")
+        .x_label_formatter(&whole)
+        .label_style((FONT, 14))
+        .draw()?;
+    chart.draw_series(LineSeries::new(
+        [(first as f64 - 1.0, 0.0), (last as f64 + 1.0, 0.0)],
+        GREY.stroke_width(1),
+    ))?;
+    chart.draw_series(LineSeries::new(
+        points.iter().map(|&(x, y, _, _)| (x, y)),
+        BLACK.stroke_width(2),
+    ))?;
+    chart.draw_series(
+        points
+            .iter()
+            .map(|&(x, y, lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, BLACK.stroke_width(1), 8)),
+    )?;
+    chart.draw_series(
+        points
+            .iter()
+            .map(|&(x, y, _, _)| Circle::new((x, y), 4, BLACK.filled())),
+    )?;
     Ok(())
 }
 
