@@ -2,11 +2,16 @@
 //! method independent of the one that built them, so a wrong set fails the
 //! tests: the classic sets come from the retrograde tables, and a seeded
 //! sample of their rows is solved again, every legal move of each, by the
-//! DAG search (no sideways steps) or the df-pn search (with them).
+//! DAG search (no sideways steps) or the df-pn search (with them, on rows
+//! of few geese, where it finishes), and the rows of up to six geese with
+//! sideways steps are looked up in small tables built here.
 
 use halatafl_rules::Position;
+use halatafl_solver::suite::ExactValues;
 use halatafl_solver::suite::{read_suite, SuiteEntry};
-use halatafl_solver::{DagConfig, DagSolver, Value};
+use halatafl_solver::{
+    DagConfig, DagSolver, RetroConfig, SidewaysTables, Solver, SolverConfig, Value,
+};
 use std::path::PathBuf;
 
 fn suite_path(name: &str) -> PathBuf {
@@ -15,42 +20,30 @@ fn suite_path(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `count` rows of `stage`, drawn with a fixed seed (the same rows every
-/// run, spread over the file).
-fn sample<'a>(entries: &'a [SuiteEntry], stage: &str, count: usize) -> Vec<&'a SuiteEntry> {
-    let rows: Vec<&SuiteEntry> = entries.iter().filter(|e| e.row.stage == stage).collect();
-    let mut state = 0x5EED_2029_u64;
-    let mut picked = Vec::new();
-    while picked.len() < count.min(rows.len()) {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        let row = rows[((state >> 33) % rows.len() as u64) as usize];
-        if !picked.iter().any(|p: &&SuiteEntry| p.line == row.line) {
-            picked.push(row);
-        }
-    }
-    picked
-}
-
-/// Solves every move of sampled rows again with `solve` (which may give
-/// up: `None`), trying rows of the end stage, then of the middle, in a
-/// seeded order until `want` rows are checked whole; every value decided
-/// must be the row's. Returns (rows checked whole, moves decided, rows
-/// skipped with a move undecided).
+/// Solves every move of rows of `pool`, taken in a seeded order, again with
+/// `solve` (which may give up: `None`), until `want` rows are checked whole
+/// or `tries` rows were tried; every value decided must be the row's.
+/// Returns (rows checked whole, moves decided, rows skipped with a move
+/// undecided).
 fn recheck(
-    entries: &[SuiteEntry],
+    pool: &[&SuiteEntry],
     want: usize,
+    tries: usize,
     mut solve: impl FnMut(&Position) -> Option<Value>,
 ) -> (usize, usize, usize) {
     let (mut rows_checked, mut moves_checked, mut skipped) = (0, 0, 0);
-    for entry in sample(entries, "end", 3 * want)
-        .into_iter()
-        .chain(sample(entries, "middle", want))
-    {
-        if rows_checked == want {
-            break;
+    let mut state = 0x5EED_2029_u64;
+    let mut tried = Vec::new();
+    while rows_checked < want && tried.len() < tries.min(pool.len()) {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let k = ((state >> 33) % pool.len() as u64) as usize;
+        if tried.contains(&k) {
+            continue;
         }
+        tried.push(k);
+        let entry = pool[k];
         let mut decided = 0;
         for &(m, value) in &entry.move_values {
             let mut child = entry.position;
@@ -78,7 +71,8 @@ fn recheck(
 
 /// What every row of a classic set must be: all moves valued, a stage and
 /// a difficulty, a move that loses value (a position without one tests
-/// nothing); and the set has both sides to move and at least 1,000 rows.
+/// nothing); and the set has both sides to move, every value in `values`,
+/// and at least 1,000 rows.
 fn check_shape(entries: &[SuiteEntry], values: &[&str]) {
     assert!(entries.len() >= 1000, "{} positions", entries.len());
     for e in entries {
@@ -100,15 +94,66 @@ fn the_classic_set_without_sideways_steps_agrees_with_the_dag_search() {
     check_shape(&entries, &["foxes", "geese"]);
     // The DAG search decides some rows in a fraction of a second and needs
     // hundreds of millions of positions for others (the tables are what
-    // made the game solvable): rows with a move it leaves undecided within
-    // the budget are skipped.
+    // made the game solvable): late rows are tried, and those with a move it
+    // leaves undecided within the budget are skipped.
+    let late: Vec<&SuiteEntry> = entries.iter().filter(|e| e.row.stage == "end").collect();
     let mut solver = DagSolver::new(DagConfig {
         budget_nodes: 2_000_000,
         tt_mib: 256,
     })
     .unwrap();
-    let (rows, _, skipped) = recheck(&entries, 8, |p| {
+    let (rows, _, skipped) = recheck(&late, 8, 40, |p| {
         solver.solve(p).unwrap().winner.map(Value::Win)
     });
     assert!(rows >= 6, "{rows} rows checked whole ({skipped} skipped)");
+}
+
+#[test]
+fn the_classic_set_with_sideways_steps_agrees_with_proof_number_search_and_small_tables() {
+    let entries = read_suite(&suite_path("classic13s.csv")).unwrap();
+    check_shape(&entries, &["foxes", "geese", "draw"]);
+    let few: Vec<&SuiteEntry> = entries
+        .iter()
+        .filter(|e| e.position.geese().count() <= 6)
+        .collect();
+    assert!(few.len() >= 50, "{} rows of up to six geese", few.len());
+    // Tables of up to six geese, built here: every such row's value and
+    // move values, read again.
+    let tables = SidewaysTables::build(
+        6,
+        false,
+        &RetroConfig {
+            threads: 2,
+            memory_limit_mib: None,
+            layers_dir: None,
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    for e in &few {
+        assert_eq!(
+            tables.exact_value(&e.position).unwrap(),
+            e.value,
+            "line {}",
+            e.line
+        );
+        assert_eq!(
+            tables.exact_move_values(&e.position).unwrap(),
+            e.move_values,
+            "line {}",
+            e.line
+        );
+    }
+    // Proof-number search, which shares nothing with the tables but the
+    // rules engine, on a sample of them: it proves wins within the budget
+    // but rarely a draw (both searches must fail), so moves, not whole
+    // rows, are counted; every value it decides must be the row's.
+    let mut solver = Solver::new(SolverConfig {
+        budget_nodes: 200_000,
+        tt_mib: 128,
+        ..SolverConfig::default()
+    })
+    .unwrap();
+    let (_, moves, _) = recheck(&few, usize::MAX, 40, |p| solver.solve(p).value);
+    assert!(moves >= 80, "{moves} moves decided");
 }
