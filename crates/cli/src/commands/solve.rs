@@ -805,7 +805,7 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
             }
         }
     }
-    suite.sort_by(|a: &SuiteRow, b| (a.game, a.ply).cmp(&(b.game, b.ply)));
+    suite.sort_by_key(|r| (r.game, r.ply));
     write_csv_atomic(out, &suite).with_context(|| format!("writing {}", out.display()))?;
     let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
     for r in &suite {
