@@ -207,17 +207,20 @@ pub fn eval_scores(rows: &[EvalRow]) -> Vec<ScorePoint> {
                 times[k].1.add(&game, own.other());
             }
         }
-        let games: Vec<(bool, GameRow)> = rows
+        // The network's fox games, by game number (unique within a match).
+        let mut fox_games = std::collections::HashSet::new();
+        let games: Vec<GameRow> = rows
             .iter()
             .filter(|r| r.generation == generation && r.opponent == opponent)
-            .map(|r| (trained_side(r) == Perspective::AsFoxes, r.game_row()))
+            .inspect(|r| {
+                if trained_side(r) == Perspective::AsFoxes {
+                    fox_games.insert(r.game);
+                }
+            })
+            .map(EvalRow::game_row)
             .collect();
-        let rows_only: Vec<GameRow> = games.iter().map(|(_, g)| g.clone()).collect();
-        let margin = MatchSummary::from_rows("network", &opponent, &rows_only, |row| {
-            games
-                .iter()
-                .find(|(_, g)| g.game == row.game)
-                .is_some_and(|(foxes, _)| *foxes)
+        let margin = MatchSummary::from_rows("network", &opponent, &games, |row| {
+            fox_games.contains(&row.game)
         })
         .agents[0]
             .margin;

@@ -91,6 +91,30 @@ pub fn difficulty(keeping: usize, legal: usize) -> &'static str {
     }
 }
 
+/// Why [`exact_row`] gave no row.
+#[derive(Debug, Error)]
+pub enum ExactRowError<E: std::error::Error + 'static> {
+    /// The tables cannot answer the position or a move (a quiet counter
+    /// beyond what they hold, a layer they dropped).
+    #[error("{fen}: {source}")]
+    Tables {
+        /// The position.
+        fen: String,
+        /// The tables' error.
+        source: E,
+    },
+    /// The position's value is not the best of its moves' values.
+    #[error("{fen}: the tables give the position {value} but its best move {best:?} (for the side to move): inconsistent tables")]
+    Inconsistent {
+        /// The position.
+        fen: String,
+        /// The position's value in the tables.
+        value: Value,
+        /// The best move value for the side to move (+1, 0, -1).
+        best: Option<i32>,
+    },
+}
+
 /// A suite row for `position` (met at ply `ply` of game `game`, which
 /// lasted `plies` plies) from exact tables: its value, every move's value
 /// and the moves that keep it. The position's value must be the best of its
@@ -103,20 +127,18 @@ pub fn exact_row<T: ExactValues>(
     game: usize,
     ply: usize,
     plies: usize,
-) -> Result<Option<SuiteRow>, String> {
+) -> Result<Option<SuiteRow>, ExactRowError<T::Error>> {
     let fen = position.fen();
-    let value = tables
-        .exact_value(position)
-        .map_err(|e| format!("{fen}: {e}"))?;
-    let moves = tables
-        .exact_move_values(position)
-        .map_err(|e| format!("{fen}: {e}"))?;
+    let tables_error = |source| ExactRowError::Tables {
+        fen: fen.clone(),
+        source,
+    };
+    let value = tables.exact_value(position).map_err(tables_error)?;
+    let moves = tables.exact_move_values(position).map_err(tables_error)?;
     let mover = position.side();
     let best = moves.iter().map(|(_, v)| v.for_side(mover)).max();
     if best != Some(value.for_side(mover)) {
-        return Err(format!(
-            "{fen}: the tables give the position {value} but its best move {best:?} (for the side to move): inconsistent tables"
-        ));
+        return Err(ExactRowError::Inconsistent { fen, value, best });
     }
     let keeping: Vec<&Move> = moves
         .iter()

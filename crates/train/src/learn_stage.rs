@@ -196,7 +196,7 @@ impl Run {
         // Auxiliary heads: a config that turns one on adds it to a
         // checkpoint of before (how a run is resumed with it); one that turns
         // it off is refused rather than silently dropping trained weights.
-        let heads = cfg.net_config()?.heads;
+        let heads = cfg.network.heads();
         for target in AuxTarget::ALL {
             let (label, head_key) = (target.spec().label, target.head_key());
             match (heads.has(target), trainer.net.aux_head(target).is_some()) {

@@ -200,14 +200,9 @@ pub fn encode_shard(
         for v in s.sample.wdl.iter().chain(s.search_wdl.iter()) {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        let labels: Vec<(AuxTarget, f32)> = s
-            .sample
-            .aux
-            .iter()
-            .filter_map(|(t, v)| v.map(|v| (t, v)))
-            .collect();
-        out.push(labels.len() as u8);
-        for (target, value) in labels {
+        let labels = || s.sample.aux.iter().filter_map(|(t, v)| v.map(|v| (t, v)));
+        out.push(labels().count() as u8);
+        for (target, value) in labels() {
             out.push(target.spec().shard_tag);
             out.extend_from_slice(&value.to_le_bytes());
         }

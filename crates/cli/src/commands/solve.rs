@@ -5,8 +5,10 @@ use halatafl_arena::{read_game_rows, write_csv_atomic};
 use halatafl_rules::{Game, Position, Side, Variant};
 use halatafl_solver::dag::check_position;
 use halatafl_solver::retro::sideways::{self as retro_sideways, SidewaysTables};
-use halatafl_solver::retro::{self, RetroConfig, RetroTables};
-use halatafl_solver::suite::{difficulty, exact_row, game_stage, keeping_moves, SuiteRow};
+use halatafl_solver::retro::{self, RetroConfig, RetroError, RetroTables};
+use halatafl_solver::suite::{
+    difficulty, exact_row, game_stage, keeping_moves, ExactRowError, SuiteRow,
+};
 use halatafl_solver::{
     DagConfig, DagSolution, DagSolver, SearchOutcome, Solution, Solver, SolverConfig, Value,
 };
@@ -641,7 +643,7 @@ impl ExactTables {
         game: usize,
         ply: usize,
         plies: usize,
-    ) -> Result<Option<SuiteRow>, String> {
+    ) -> Result<Option<SuiteRow>, ExactRowError<RetroError>> {
         match self {
             ExactTables::Plain(t) => exact_row(t, position, game, ply, plies),
             ExactTables::Sideways(t) => exact_row(t, position, game, ply, plies),
@@ -770,8 +772,11 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
                     .push(row),
                 Ok(None) => {}
                 // A counter the sideways tables do not answer.
-                Err(why) if why.contains("quiet counter") => unanswered += 1,
-                Err(why) => anyhow::bail!(why),
+                Err(ExactRowError::Tables {
+                    source: RetroError::SidewaysQuiet { .. },
+                    ..
+                }) => unanswered += 1,
+                Err(e) => return Err(e.into()),
             }
         }
     }
