@@ -15,7 +15,9 @@ cargo test --release --workspace
 ./scripts/check-gpu-bundle.sh
 # The analysis notebooks, executed headless on a small run (Python venv cached).
 ./scripts/check-notebooks.sh
-# The Ray driver (ray/halatafl_ray) on a local Ray instance (venv cached).
+# The Ray driver (ray/halatafl_ray) and the sweep runner (sweeps/ci.toml:
+# 2 arms x 2 seeds, a killed trial, Ctrl-C and a second start) on a local
+# Ray instance (venv cached).
 ./scripts/check-ray.sh
 # The halatafl Python package (crates/python): pytest and its notebook (venv cached).
 ./scripts/check-python.sh

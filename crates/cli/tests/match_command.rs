@@ -139,6 +139,33 @@ fn summary_reprints_and_pools(csv_path: &std::path::Path, match_stdout: &str) {
     };
     assert_eq!(score(&text), score(match_stdout));
 
+    // --json: one object per pair of agents, with the numbers of the text.
+    let out = summary_with(&[csv_path], &["--json"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["games"], 12);
+    assert_eq!(v["variant"], "two-foxes");
+    let a = &v["agents"][0];
+    assert_eq!(a["overall"]["games"], 12);
+    assert_eq!(a["pairs"]["pairs"], 6);
+    let printed = |label: &str| -> f64 {
+        let line = match_stdout.lines().find(|l| l.contains(label)).unwrap();
+        line.split("score ").nth(1).unwrap()[..5].parse().unwrap()
+    };
+    let rounded = |x: &serde_json::Value| (x.as_f64().unwrap() * 1000.0).round() / 1000.0;
+    assert_eq!(rounded(&a["overall"]["score"]), printed("overall"));
+    assert_eq!(rounded(&a["pairs"]["score"]), printed("ptnml"));
+    let b = &v["agents"][1];
+    assert_eq!(
+        a["overall"]["wins"].as_u64().unwrap(),
+        b["overall"]["losses"].as_u64().unwrap()
+    );
+    // The margins of A and B are each other's negatives.
+    let (ma, mb) = (&a["margin"]["mean"], &b["margin"]["mean"]);
+    assert!((ma.as_f64().unwrap() + mb.as_f64().unwrap()).abs() < 1e-9, "{v}");
+
     // A damaged file is named, with the row that is wrong.
     let bad = csv_path.with_file_name("bad.csv");
     let mut damaged = std::fs::read_to_string(csv_path).unwrap();

@@ -135,6 +135,29 @@ fn suite_from_games_then_accuracy() {
     ]);
     assert!(out.contains("(4 positions)"), "{out}");
     assert!(out.lines().any(|l| l.starts_with("| all | 4 |")), "{out}");
+    // --json: the same table as one object, the group `all` last.
+    let json = ok(&[
+        "accuracy",
+        "alphabeta:depth=1",
+        "--suite",
+        s,
+        "--threads",
+        "2",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    let all = groups.last().unwrap();
+    assert_eq!(all["group"], "all");
+    assert_eq!(all["positions"], 4);
+    let errors = all["errors"].as_u64().unwrap();
+    let rate = all["error_rate"]["rate"].as_f64().unwrap();
+    assert_eq!(rate, errors as f64 / 4.0);
+    let line = out.lines().find(|l| l.starts_with("| all | 4 |")).unwrap();
+    assert!(
+        line.contains(&format!("| {:.1}% [", 100.0 * rate)),
+        "{line} against {json}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -30,6 +30,10 @@ pub struct AccuracyArgs {
     /// Seed of the agent's tie-breaks and noise.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Print one JSON object instead of the table: every group's counts and
+    /// rates with their intervals, for scripts (the sweep driver reads it).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One position's verdict.
@@ -154,6 +158,32 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         }
         all.add(v);
     }
+    if args.json {
+        let groups: Vec<serde_json::Value> = table_rows(&groups, &all)
+            .into_iter()
+            .map(|(name, t)| {
+                serde_json::json!({
+                    "group": name,
+                    "positions": t.positions,
+                    "errors": t.errors,
+                    "error_rate": rate_json(t.errors, t.positions),
+                    "critical": t.critical,
+                    "critical_errors": t.critical_errors,
+                    "critical_error_rate": rate_json(t.critical_errors, t.critical),
+                    "valued": t.valued,
+                    "value_right": t.value_right,
+                    "value_accuracy": rate_json(t.value_right, t.valued),
+                })
+            })
+            .collect();
+        let object = serde_json::json!({
+            "agent": args.agent,
+            "suite": args.suite.display().to_string(),
+            "groups": groups,
+        });
+        println!("{object}");
+        return Ok(());
+    }
     println!(
         "{} on {} ({} positions)",
         args.agent,
@@ -163,6 +193,26 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     println!("An error is a move whose exact value is worse than the best move's; critical positions are those where some move is one. 95% Wilson intervals.");
     println!("| group | positions | error rate | critical positions | error rate (critical) | value accuracy | positions with a value |");
     println!("|---|---|---|---|---|---|---|");
+    for (name, t) in table_rows(&groups, &all) {
+        println!(
+            "| {name} | {} | {} | {} | {} | {} | {} |",
+            t.positions,
+            share(t.errors, t.positions),
+            t.critical,
+            share(t.critical_errors, t.critical),
+            share(t.value_right, t.valued),
+            t.valued
+        );
+    }
+    Ok(())
+}
+
+/// The table's rows in print order: stages, sides to move, difficulties,
+/// then `all`.
+fn table_rows<'a>(
+    groups: &'a BTreeMap<(u8, String), Tally>,
+    all: &'a Tally,
+) -> Vec<(String, &'a Tally)> {
     let order = |name: &str| {
         ["beginning", "middle", "end", "easy", "medium", "hard"]
             .iter()
@@ -181,17 +231,16 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         .collect::<BTreeMap<_, _>>()
         .into_values()
         .collect();
-    rows.push(("all".into(), &all));
-    for (name, t) in rows {
-        println!(
-            "| {name} | {} | {} | {} | {} | {} | {} |",
-            t.positions,
-            share(t.errors, t.positions),
-            t.critical,
-            share(t.critical_errors, t.critical),
-            share(t.value_right, t.valued),
-            t.valued
-        );
+    rows.push(("all".into(), all));
+    rows
+}
+
+/// `{rate, lo, hi}` (Wilson 95%), or null for an empty group.
+fn rate_json(part: usize, whole: usize) -> serde_json::Value {
+    if whole == 0 {
+        return serde_json::Value::Null;
     }
-    Ok(())
+    let p = part as f64 / whole as f64;
+    let (lo, hi) = wilson_interval(p, whole as u64, 1.96);
+    serde_json::json!({"rate": p, "lo": lo, "hi": hi})
 }

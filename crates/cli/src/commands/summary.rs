@@ -1,6 +1,8 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use halatafl_arena::{read_game_rows, GameRow, MatchSummary, INTERVALS};
+use halatafl_arena::stats::{Moments, Record};
+use halatafl_arena::{read_game_rows, GameRow, MatchSummary, SideRecords, INTERVALS};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -16,6 +18,11 @@ pub struct SummaryArgs {
     /// Also print agent B's scores (agent A's mirrored), as before.
     #[arg(long)]
     pub both_agents: bool,
+    /// Print one JSON object per pair of agents (JSON Lines) instead of the
+    /// text: every number of the text, for scripts (the sweep driver reads
+    /// it). Fields are described in docs/evaluation.md, "Summaries as JSON".
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The games of one pair of agents in one variant.
@@ -62,7 +69,9 @@ pub fn run(args: SummaryArgs) -> Result<()> {
             group.rows.push(row);
         }
     }
-    println!("{} files; {INTERVALS}", args.csv.len());
+    if !args.json {
+        println!("{} files; {INTERVALS}", args.csv.len());
+    }
     for key in &order {
         let g = &groups[key];
         // With one spec on both sides only the game number tells the agents
@@ -77,6 +86,16 @@ pub fn run(args: SummaryArgs) -> Result<()> {
             .iter()
             .map(|&f| args.csv[f].display().to_string())
             .collect();
+        if args.json {
+            let object = json!({
+                "variant": key.0,
+                "games": g.rows.len(),
+                "files": files,
+                "agents": summary.agents.iter().map(side_json).collect::<Vec<_>>(),
+            });
+            println!("{object}");
+            continue;
+        }
         println!(
             "\n{} games, {}, from {}",
             g.rows.len(),
@@ -90,4 +109,37 @@ pub fn run(args: SummaryArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A record as `{games, wins, draws, losses, score, lo, hi}` (Wilson 95%).
+fn record_json(r: &Record) -> Value {
+    let (lo, hi) = r.interval();
+    json!({"games": r.games(), "wins": r.wins, "draws": r.draws, "losses": r.losses,
+           "score": r.score(), "lo": lo, "hi": hi})
+}
+
+/// A mean with its normal 95% interval, or null without values.
+fn moments_json(m: &Moments) -> Value {
+    if m.n == 0 {
+        return Value::Null;
+    }
+    let (lo, hi) = m.interval();
+    json!({"n": m.n, "mean": m.mean(), "sd": m.sd(), "lo": lo, "hi": hi})
+}
+
+/// One agent's side of the summary, every number `match` prints.
+fn side_json(a: &SideRecords) -> Value {
+    let (lo, hi) = a.pairs.interval();
+    json!({
+        "spec": a.spec,
+        "overall": record_json(&a.overall),
+        "foxes": record_json(&a.foxes),
+        "geese": record_json(&a.geese),
+        "pairs": {"pairs": a.pairs.pairs(), "ptnml": a.pairs.counts, "score": a.pairs.score(), "lo": lo, "hi": hi},
+        "taken_as_foxes": moments_json(&a.taken_as_foxes),
+        "lost_as_geese": moments_json(&a.lost_as_geese),
+        "margin": moments_json(&a.margin),
+        "ms_per_move": a.time.ms_per_move(),
+        "moves": a.time.moves,
+    })
 }
