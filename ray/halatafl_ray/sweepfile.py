@@ -112,7 +112,9 @@ class Sweep:
     text: str
 
     def trials(self) -> list[Trial]:
-        return [Trial(arm, seed, overrides) for arm, overrides in self.arms.items() for seed in self.seeds]
+        """Seed by seed, every arm at each: a sweep stopped early still has
+        its arms' seeds balanced."""
+        return [Trial(arm, seed, overrides) for seed in self.seeds for arm, overrides in self.arms.items()]
 
     def primary(self) -> str:
         cols = self.measure.columns()

@@ -114,7 +114,7 @@ def test_sweep_completes_with_intervals_and_retries_a_killed_trial():
         code, text = finish(proc)
         assert code == 0, text
         trials = rows(out / "trials.csv")
-        assert [t["trial"] for t in trials] == ["puct-s1", "puct-s2", "gumbel-s1", "gumbel-s2"]
+        assert [t["trial"] for t in trials] == ["puct-s1", "gumbel-s1", "puct-s2", "gumbel-s2"]
         for t in trials:
             assert 0.0 <= float(t["score:random"]) <= 1.0
             assert float(t["wall_seconds"]) > 0 and float(t["cpu_seconds"]) > 0
@@ -124,7 +124,7 @@ def test_sweep_completes_with_intervals_and_retries_a_killed_trial():
         assert by_name["puct-s1"]["attempts"] == "2", text
         assert starts(first) == 2
         assert "attempt 1 failed: puct-s1: `halatafl train --config ...` was killed by signal SIGKILL" in (first / "attempts.log").read_text()
-        for other in ("puct-s2", "gumbel-s1", "gumbel-s2"):
+        for other in ("gumbel-s1", "puct-s2", "gumbel-s2"):
             assert by_name[other]["attempts"] == "1"
         arms = rows(out / "arms.csv")
         scores = {a["arm"]: a for a in arms if a["measure"] == "score:random"}
@@ -143,7 +143,7 @@ def test_ctrl_c_then_a_second_start_finishes_without_rerunning_finished_trials()
         out = Path(tmp) / "sweep"
         proc = start(out)
         first = out / "trials" / "puct-s1"
-        second = out / "trials" / "puct-s2"
+        second = out / "trials" / "gumbel-s1"
         wait_for("the first trial's result", lambda: (first / "result.json").exists())
         done_at = (first / "result.json").stat().st_mtime_ns
         live_pid(second, "train")

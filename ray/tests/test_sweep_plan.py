@@ -21,7 +21,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_the_shipped_ci_sweep_plans_two_arms_by_two_seeds():
     s = sweepfile.load(REPO / "sweeps" / "ci.toml")
-    assert [t.name for t in s.trials()] == ["puct-s1", "puct-s2", "gumbel-s1", "gumbel-s2"]
+    assert [t.name for t in s.trials()] == ["puct-s1", "gumbel-s1", "puct-s2", "gumbel-s2"]
     assert s.measure.columns() == ["score:random", "margin:random", "eval:random"]
     plans = sweep.plans(s, Path("/tmp/x"), Path("/bin/true"))
     g = plans["gumbel-s2"]
