@@ -9,19 +9,19 @@
 # every run, since the code changes.
 #
 # The venv sees PyTorch through a .pth file naming the site-packages of
-# scripts/setup-torch.sh's venv: the very libtorch the extension links by
-# rpath, so `import torch` next to `import halatafl` loads one libtorch.
+# scripts/setup-torch.sh's venv (cached-venv.sh's SITE): the very libtorch
+# the extension links by rpath, so `import torch` next to `import halatafl`
+# loads one libtorch.
 # Needs target/release/halatafl (scripts/test.sh builds it first): the tests
 # compare error messages with the command-line program's.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-venv=$(./scripts/cached-venv.sh crates/python/requirements-dev.txt python)
-
 ./scripts/setup-torch.sh
 torch_site=$(cd "$(readlink -f .libtorch)/.." && pwd)
-site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-echo "$torch_site" >"$site/halatafl-torch.pth"
+# The venv sees the torch venv's packages from the start, so installing
+# stable-baselines3 finds torch there and fetches no other.
+venv=$(SITE="$torch_site" ./scripts/cached-venv.sh crates/python/requirements-dev.txt python)
 
 bin="$root/target/release/halatafl"
 [ -x "$bin" ] || { echo "check-python: $bin is missing; run cargo build --release -p halatafl-cli" >&2; exit 1; }

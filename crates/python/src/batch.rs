@@ -58,8 +58,17 @@ type StepResult<'py> = (
     Bound<'py, PyArray1<i8>>,
 );
 
-/// `BatchGames(num_games, variant="two-foxes", fen=None, seed=0)`: games that
-/// all start from `fen` (default: the variant's start).
+/// `BatchGames(num_games, variant="two-foxes", fen=None, seed=0,
+/// opponent=None, side="foxes")`: games that all start from `fen` (default:
+/// the variant's start).
+///
+/// With `opponent=None` the caller plays both sides. With
+/// `opponent="random"` the caller plays `side` only: after each of its moves
+/// the batch answers with a uniformly random legal move of the other side
+/// (from the batch's seeded generator), also when a game (re)starts with
+/// the other side to move, so every game always has `side` to move, and
+/// `rewards` are `side`'s result. This is the single-agent vector
+/// environment's engine (`halatafl.envs.HalataflVectorEnv`).
 #[pyclass(module = "halatafl")]
 pub struct BatchGames {
     games: Vec<Game>,
@@ -78,14 +87,25 @@ pub struct BatchGames {
     /// The observation and mask arrays `step(copy=False)` overwrites and
     /// returns on every call, made on its first use.
     reused: Option<ReusedArrays>,
+    /// The caller's side when a random opponent plays the other.
+    agent_side: Option<Side>,
 }
 
 #[pymethods]
 impl BatchGames {
     #[new]
-    #[pyo3(signature = (num_games, variant="two-foxes", fen=None, seed=Int::from(0)))]
-    #[pyo3(text_signature = "(num_games, variant=\"two-foxes\", fen=None, seed=0)")]
-    fn new(num_games: Int, variant: &str, fen: Option<&str>, seed: Int) -> PyResult<BatchGames> {
+    #[pyo3(signature = (num_games, variant="two-foxes", fen=None, seed=Int::from(0), opponent=None, side=None))]
+    #[pyo3(
+        text_signature = "(num_games, variant=\"two-foxes\", fen=None, seed=0, opponent=None, side=\"foxes\")"
+    )]
+    fn new(
+        num_games: Int,
+        variant: &str,
+        fen: Option<&str>,
+        seed: Int,
+        opponent: Option<&str>,
+        side: Option<&str>,
+    ) -> PyResult<BatchGames> {
         let seed = seed.non_negative("seed")?;
         let num_games = num_games.in_range(
             "num_games",
@@ -105,6 +125,47 @@ impl BatchGames {
                 start.fen()
             )));
         }
+        let agent_side = match (opponent, side) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(value_error(
+                    "side= needs opponent=\"random\": without an opponent the caller plays both sides",
+                ))
+            }
+            (Some("random"), side) => Some(match side.unwrap_or("foxes") {
+                "foxes" => Side::Foxes,
+                "geese" => Side::Geese,
+                other => {
+                    return Err(value_error(format!(
+                        "unknown side {other:?}: expected \"foxes\" or \"geese\""
+                    )))
+                }
+            }),
+            (Some(other), _) => {
+                return Err(value_error(format!(
+                    "unknown opponent {other:?}: the batch's own opponent is \"random\" \
+                     (other agents: step both sides and choose their moves with halatafl.Agent)"
+                )))
+            }
+        };
+        if let Some(agent) = agent_side {
+            // The opponent's opening reply must leave a game to play.
+            if start.side() != agent {
+                let ends = start.legal_moves().iter().any(|&m| {
+                    let mut g = probe.clone();
+                    g.play_unchecked(m);
+                    let has_move = g.position().has_legal_move();
+                    g.outcome_given(has_move).is_some()
+                });
+                if ends {
+                    return Err(value_error(format!(
+                        "the start position `{}` has the opponent to move, and one of its moves ends the game: \
+                         give a start with a game left after any opening reply",
+                        start.fen()
+                    )));
+                }
+            }
+        }
         let num_games = num_games as usize;
         let mut batch = BatchGames {
             games: vec![probe; num_games],
@@ -115,6 +176,7 @@ impl BatchGames {
             finished: 0,
             plies: 0,
             reused: None,
+            agent_side,
         };
         batch.restart_all();
         Ok(batch)
@@ -173,6 +235,7 @@ impl BatchGames {
     ///
     /// Returns (observations, masks, rewards, dones, winners), each with N
     /// rows: `rewards` float32 is the result for the side that just moved
+    /// (with `opponent="random"`: for `side`, after the opponent's reply)
     /// (+1 won, -1 lost, 0 draw or game goes on), `dones` whether its game
     /// ended (it is then restarted: that row's observation and mask are the
     /// new game's start), `winners` int8 is -1 while a game goes on, else 0
@@ -295,6 +358,19 @@ impl BatchGames {
     fn restart(&mut self, i: usize) {
         self.games[i] = Game::new(self.start);
         self.generate(i);
+        if self.agent_side.is_some_and(|agent| self.start.side() != agent) {
+            // Checked at construction: no opening reply ends the game.
+            self.play_random(i);
+        }
+    }
+
+    /// Plays a uniformly random legal move in game `i` (which has one).
+    fn play_random(&mut self, i: usize) {
+        let legal = &self.legal[i];
+        let m = legal[self.rng.random_range(0..legal.len())];
+        self.games[i].play_unchecked(m);
+        self.generate(i);
+        self.plies += 1;
     }
 
     /// Game `i`'s legal moves and their actions, in its current position.
@@ -348,11 +424,18 @@ impl BatchGames {
         let mut winners = vec![RUNNING; n];
         for (i, &m) in chosen.iter().enumerate() {
             let mover = self.games[i].position().side();
+            let perspective = self.agent_side.unwrap_or(mover);
             self.games[i].play_unchecked(m);
             self.generate(i);
-            let has_move = !self.legal[i].is_empty();
-            if let Some(outcome) = self.games[i].outcome_given(has_move) {
-                rewards[i] = outcome.value_for(mover) as f32;
+            let mut has_move = !self.legal[i].is_empty();
+            let mut outcome = self.games[i].outcome_given(has_move);
+            if outcome.is_none() && self.agent_side.is_some() {
+                self.play_random(i);
+                has_move = !self.legal[i].is_empty();
+                outcome = self.games[i].outcome_given(has_move);
+            }
+            if let Some(outcome) = outcome {
+                rewards[i] = outcome.value_for(perspective) as f32;
                 dones[i] = true;
                 winners[i] = outcome.winner.map_or(DRAW, side_code);
                 self.finished += 1;

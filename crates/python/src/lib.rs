@@ -137,6 +137,31 @@ impl PyGame {
         self.game.position().side().name()
     }
 
+    /// The side to move as an integer: 0 foxes (who move first), 1 geese
+    /// (OpenSpiel's player numbers).
+    #[getter]
+    fn player(&self) -> u8 {
+        match self.game.position().side() {
+            halatafl_rules::Side::Foxes => 0,
+            halatafl_rules::Side::Geese => 1,
+        }
+    }
+
+    /// The position string the game started from (its history begins there).
+    fn start_fen(&self) -> String {
+        self.game.start_position().fen()
+    }
+
+    /// An upper bound on the plies this game can still last, by the rules
+    /// alone (see `max_plies_left`); `halatafl.MAX_GAME_LENGTH` is its value
+    /// at Two Foxes' start.
+    fn max_remaining_plies(&self) -> u64 {
+        if self.game.outcome().is_some() {
+            return 0;
+        }
+        max_plies_left(self.game.position())
+    }
+
     /// Plies played in this game.
     #[getter]
     fn ply(&self) -> usize {
@@ -208,6 +233,12 @@ impl PyGame {
         self.game.undo().map(|m| m.to_string())
     }
 
+    /// Takes back the last move; returns its action (as `play_action` takes
+    /// it), or None at the start.
+    fn undo_action(&mut self) -> Option<usize> {
+        self.game.undo().map(actions::action_of)
+    }
+
     /// The moves played, as move strings.
     fn moves(&self) -> Vec<String> {
         self.game.moves().iter().map(|m| m.to_string()).collect()
@@ -253,6 +284,23 @@ impl PyGame {
         self.clone()
     }
 
+    /// Pickles as the start position, the variant and the moves: unpickling
+    /// replays them, so the history (repetitions) comes back whole.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, (String, String, Vec<String>))> {
+        let restore = py.import("halatafl._halatafl")?.getattr("_game_from_moves")?;
+        Ok((
+            restore,
+            (
+                self.game.start_position().fen(),
+                self.game.position().variant().to_string(),
+                self.moves(),
+            ),
+        ))
+    }
+
     /// The board drawn as `halatafl play` shows it.
     fn __str__(&self) -> String {
         halatafl_program::board_text::draw_board(self.game.position())
@@ -282,6 +330,37 @@ impl PyGame {
             .and_then(|a| actions::resolve(&moves, a))
             .ok_or_else(|| value_error(actions::why_not_legal(position, &moves, action)))
     }
+}
+
+/// An upper bound on the plies a game can still last from `position`, by
+/// the rules alone. Every ply either resets the quiet count (a capture or a
+/// forward goose step) or is quiet, and 100 quiet plies in a row end the
+/// game. Forward steps are bounded by the rows the geese can still climb
+/// (each forward or diagonally forward step climbs one row, never undone),
+/// and capture plies by the geese that can be taken before too few remain
+/// (each takes at least one). So with R such plies left, at most R + 99 R
+/// + (100 - quiet) plies remain. Loose (geese cannot all reach row 7, and
+/// repetitions end shuffling sooner) but sure, as OpenSpiel's
+/// `max_game_length` must be.
+pub(crate) fn max_plies_left(position: &Position) -> u64 {
+    let geese = position.geese();
+    let climbs: u64 = geese.map(|p| (6 - p.row()) as u64).sum();
+    let needed = u64::from(position.variant().geese_needed());
+    let captures = (u64::from(geese.count()) + 1).saturating_sub(needed);
+    let resets = climbs + captures;
+    100 * resets + 100u64.saturating_sub(u64::from(position.quiet()))
+}
+
+/// Rebuilds a pickled [`PyGame`]: the start position and the moves replayed.
+#[pyfunction]
+fn _game_from_moves(start_fen: &str, variant: &str, moves: Vec<String>) -> PyResult<PyGame> {
+    let variant = parse_variant(variant)?;
+    let mut game = Game::new(parse_position(Some(start_fen), variant)?);
+    for (i, mv) in moves.iter().enumerate() {
+        game.play_str(mv)
+            .map_err(|e| value_error(format!("move {} `{mv}`: {e}", i + 1)))?;
+    }
+    Ok(PyGame { game })
 }
 
 /// An agent's answer: the move (string and action), its value for the side
@@ -563,6 +642,11 @@ fn _halatafl(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mirror_action, m)?)?;
     m.add_function(wrap_pyfunction!(mirror_observation, m)?)?;
     m.add_function(wrap_pyfunction!(point_names, m)?)?;
+    m.add_function(wrap_pyfunction!(_game_from_moves, m)?)?;
+    m.add(
+        "MAX_GAME_LENGTH",
+        max_plies_left(&Position::start(Variant::two_foxes())),
+    )?;
     m.add_function(wrap_pyfunction!(bench::rust_random_playouts, m)?)?;
     m.add("ACTION_SIZE", actions::ACTION_SIZE)?;
     m.add("ENCODING_VERSION", encoding::ENCODING_VERSION)?;

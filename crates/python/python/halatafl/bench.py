@@ -17,6 +17,15 @@ all measured in this process, one after another:
   overwrites the same two arrays every step;
 - ``batched-numpy``: ``copy=False`` with each action drawn in NumPy from the
   returned masks, as a Python policy would pick its moves.
+
+With gymnasium installed it also measures environment steps per second
+(one step: the policy's move and the random opponent's reply, two plies,
+with the observation and the legal-action mask returned):
+
+- ``env``: ``HalataflEnv(opponent="random")``, one game, a random legal
+  action from ``action_masks()`` each step;
+- ``vector-env``: ``HalataflVectorEnv(--games, copy=False)`` with
+  ``random_actions()``, all games in one call.
 """
 
 from __future__ import annotations
@@ -94,11 +103,50 @@ def batched_numpy_rate(plies: int, games: int, seed: int) -> float:
     return steps * games / (time.perf_counter() - start)
 
 
+def env_rate(steps: int, seed: int) -> float:
+    from .envs import HalataflEnv
+
+    env = HalataflEnv(opponent="random")
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    start = time.perf_counter()
+    for _ in range(steps):
+        action = rng.choice(np.flatnonzero(env.action_masks()))
+        _obs, _r, done, _t, _i = env.step(action)
+        if done:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+
+
+def vector_env_rate(steps: int, games: int, seed: int) -> float:
+    from .envs import HalataflVectorEnv
+
+    env = HalataflVectorEnv(games, copy=False)
+    env.reset(seed=seed)
+    calls = max(1, steps // games)
+    start = time.perf_counter()
+    for _ in range(calls):
+        env.step(env.random_actions())
+    return calls * games / (time.perf_counter() - start)
+
+
+def have_gymnasium() -> bool:
+    try:
+        import gymnasium  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def run(plies: int, repeats: int, games: int) -> dict:
     """Medians of each figure, the repeats interleaved so that drifts in the
     machine's load touch all figures alike."""
     samples = {"rust": [], "single": [], "batched": [], "batched-reuse": [], "batched-numpy": []}
+    steps = {"env": [], "vector-env": []} if have_gymnasium() else {}
     for r in range(repeats):
+        if steps:
+            steps["env"].append(env_rate(plies // 20, r))
+            steps["vector-env"].append(vector_env_rate(plies // 2, games, r))
         samples["rust"].append(rust_rate(plies, r))
         samples["single"].append(single_rate(plies // 10, r))
         samples["batched"].append(batched_rate(plies, games, r))
@@ -113,6 +161,8 @@ def run(plies: int, repeats: int, games: int) -> dict:
         "plies_per_s": medians,
         "samples": samples,
         "share_of_rust": {k: v / medians["rust"] for k, v in medians.items()},
+        "env_steps_per_s": {k: statistics.median(v) for k, v in steps.items()},
+        "env_samples": steps,
     }
 
 
@@ -134,6 +184,12 @@ def main(argv=None) -> None:
     print("|---|---:|---:|")
     for name, rate in result["plies_per_s"].items():
         print(f"| {name} | {rate:,.0f} | {result['share_of_rust'][name]:.2f} |")
+    if result["env_steps_per_s"]:
+        print()
+        print("| environment | steps/s (a step: a move and the opponent's reply) |")
+        print("|---|---:|")
+        for name, rate in result["env_steps_per_s"].items():
+            print(f"| {name} | {rate:,.0f} |")
 
 
 if __name__ == "__main__":
