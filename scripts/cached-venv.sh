@@ -7,30 +7,19 @@
 # Prints the venv's path on stdout, so "$(scripts/cached-venv.sh F N)/bin/python"
 # works from any script. Used by setup-ray.sh, check-notebooks.sh and
 # check-python.sh.
-#
-# With SITE=DIR (a site-packages folder, e.g. the torch venv's), the venv
-# sees DIR's packages through a .pth file written before anything is
-# installed, so pip counts what DIR holds as installed (torch for
-# stable-baselines3) instead of fetching its own copy; DIR is part of the key.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 REQUIREMENTS NAME" >&2; exit 2; }
 requirements=$1
 name=$2
 python=${PYTHON:-python3}
-site=${SITE:-}
 [ -f "$requirements" ] || { echo "cached-venv: $requirements: no such file" >&2; exit 1; }
-hash=$( { cat "$requirements"; echo "$site"; } | sha256sum | cut -c1-16)
-[ -z "$site" ] && hash=$(sha256sum "$requirements" | cut -c1-16)
+hash=$(sha256sum "$requirements" | cut -c1-16)
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/halatafl/$name-$hash"
 
 if [ ! -f "$venv/.complete" ]; then
   echo "cached-venv: installing $requirements into $venv (once)" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  if [ -n "$site" ]; then
-    purelib=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    echo "$site" >"$purelib/halatafl-site.pth"
-  fi
   "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$requirements"
   touch "$venv/.complete"
 fi

@@ -8,20 +8,17 @@
 # into the workspace's target directory, so incrementally) and reinstalled on
 # every run, since the code changes.
 #
-# The venv sees PyTorch through a .pth file naming the site-packages of
-# scripts/setup-torch.sh's venv (cached-venv.sh's SITE): the very libtorch
-# the extension links by rpath, so `import torch` next to `import halatafl`
-# loads one libtorch.
+# The venv has PyTorch from PyPI like a user's (requirements-dev.txt), and
+# the wheel loads that torch's libtorch (an rpath relative to the installed
+# package, never to the builder's libtorch of scripts/setup-torch.sh, which
+# only the build uses); crates/python/tests/test_torch.py checks that.
 # Needs target/release/halatafl (scripts/test.sh builds it first): the tests
 # compare error messages with the command-line program's.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 ./scripts/setup-torch.sh
-torch_site=$(cd "$(readlink -f .libtorch)/.." && pwd)
-# The venv sees the torch venv's packages from the start, so installing
-# stable-baselines3 finds torch there and fetches no other.
-venv=$(SITE="$torch_site" ./scripts/cached-venv.sh crates/python/requirements-dev.txt python)
+venv=$(./scripts/cached-venv.sh crates/python/requirements-dev.txt python)
 
 bin="$root/target/release/halatafl"
 [ -x "$bin" ] || { echo "check-python: $bin is missing; run cargo build --release -p halatafl-cli" >&2; exit 1; }
@@ -31,6 +28,8 @@ trap 'rm -rf "$work"' EXIT
   --target-dir "${CARGO_TARGET_DIR:-$root/target}" -i "$venv/bin/python" -o "$work/wheels" >"$work/build.log" 2>&1 \
   || { cat "$work/build.log" >&2; exit 1; }
 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --force-reinstall --no-deps "$work"/wheels/*.whl
+# The wheel's declared dependencies (torch among them) are what the venv has.
+"$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null
 
 HALATAFL_BIN="$bin" "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/python/tests "$@"
 

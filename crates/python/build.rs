@@ -1,5 +1,7 @@
-//! An rpath to libtorch for the extension module (see halatafl-torch-rpath),
-//! so `import halatafl` finds libtorch with no variable set.
+//! The extension loads the libtorch of the `torch` package installed beside
+//! it (`$ORIGIN/../torch/lib`), never the builder's: see
+//! `halatafl_torch_rpath::emit_beside_torch_package` and docs/python.md,
+//! "PyTorch".
 fn main() {
-    halatafl_torch_rpath::emit();
+    halatafl_torch_rpath::emit_beside_torch_package();
 }

@@ -14,6 +14,27 @@ Actions are a fixed space of ``ACTION_SIZE`` = 1089 integers: see
 ``ACTION_SPACE_DOC``.
 """
 
+# The extension links libtorch (network agents run on it) and loads the one
+# of the `torch` package in this environment: imported first, torch's
+# libraries are already in the process when the extension needs them, so
+# whichever of `import halatafl` and `import torch` comes first, one
+# libtorch is loaded. The extension is built against one torch release.
+_TORCH_RELEASE = "2.13"
+try:
+    import torch as _torch
+except ImportError as _e:  # pragma: no cover - torch is a dependency
+    raise ImportError(
+        f"halatafl needs PyTorch {_TORCH_RELEASE}.x, whose libtorch its network agents run on: "
+        f"pip install 'torch>={_TORCH_RELEASE},<2.14'"
+    ) from _e
+if _torch.__version__.split("+")[0].rsplit(".", 1)[0] != _TORCH_RELEASE:
+    raise ImportError(
+        f"halatafl was built against PyTorch {_TORCH_RELEASE}.x and this environment has torch "
+        f"{_torch.__version__}: its extension would bind to another libtorch's symbols. Install "
+        f"'torch>={_TORCH_RELEASE},<2.14' beside it (pip install 'torch>={_TORCH_RELEASE},<2.14'), "
+        "or build halatafl against your torch (docs/python.md, \"PyTorch\")"
+    )
+
 from ._halatafl import (
     ACTION_SIZE,
     AGENT_FORMS,
