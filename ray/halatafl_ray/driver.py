@@ -44,11 +44,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", type=Path, help="run config (TOML) of a new run; a run directory that exists is resumed with its own config.toml")
     p.add_argument("--run", type=Path, help="run directory, on a filesystem every node shares (default experiments/<config name>)")
     p.add_argument("--workers", type=int, default=1, help="self-play workers (ids 1..N; default 1)")
-    p.add_argument("--address", help="Ray cluster to join (`auto`, or HOST:PORT of the head); default: start a local Ray instance")
-    p.add_argument("--num-cpus", type=int, help="CPUs of the local Ray instance (default: the machine's, at least what the stages ask for)")
+    add_ray_options(p, "the machine's, at least what the stages ask for")
     p.add_argument("--worker-device", help="device of the self-play workers and the evaluator, replacing the config's `device` for them (e.g. cpu while the learner trains on cuda); on cuda they share the node's GPU without reserving it")
     p.add_argument("--max-restarts", type=int, default=10, help="times Ray restarts a stage's dead actor (default 10)")
-    p.add_argument("--bin", type=Path, default=Path(os.environ.get("HALATAFL_BIN", DEFAULT_BINARY)), help=f"the halatafl binary, at this path on every node (default $HALATAFL_BIN or {DEFAULT_BINARY})")
     args = p.parse_args(argv)
     if not 1 <= args.workers <= MAX_WORKERS:
         p.error(f"--workers {args.workers}: must be from 1 to {MAX_WORKERS} (each worker is a Ray actor and a halatafl process)")
@@ -61,6 +59,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             p.error("give --config FILE (a new run) or --run DIR (a run to resume)")
         args.run = Path("experiments") / args.config.stem
     return args
+
+
+def add_ray_options(p: argparse.ArgumentParser, default_cpus: str) -> None:
+    """--address, --num-cpus and --bin, shared with the sweep runner."""
+    p.add_argument("--address", help="Ray cluster to join (`auto`, or HOST:PORT of the head); default: start a local Ray instance")
+    p.add_argument("--num-cpus", type=int, help=f"CPUs of the local Ray instance (default: {default_cpus})")
+    p.add_argument("--bin", type=Path, default=Path(os.environ.get("HALATAFL_BIN", DEFAULT_BINARY)), help=f"the halatafl binary, at this path on every node (default $HALATAFL_BIN or {DEFAULT_BINARY})")
 
 
 def read_config(path: Path) -> dict:

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from . import results, stages, sweepfile, trial
-from .driver import DEFAULT_BINARY
+from .driver import add_ray_options
 
 
 class SweepRunError(Exception):
@@ -52,9 +52,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("sweep", type=Path, help="the sweep file (TOML), e.g. sweeps/ci.toml")
     p.add_argument("--out", type=Path, help="the sweep's directory (default experiments/sweeps/<name>)")
-    p.add_argument("--address", help="Ray cluster to join (`auto`, or HOST:PORT of the head); default: a local Ray instance")
-    p.add_argument("--num-cpus", type=int, help="CPUs of the local Ray instance (default: the machine's)")
-    p.add_argument("--bin", type=Path, default=Path(os.environ.get("HALATAFL_BIN", DEFAULT_BINARY)), help=f"the halatafl binary, at this path on every node (default $HALATAFL_BIN or {DEFAULT_BINARY})")
+    add_ray_options(p, "the machine's")
     p.add_argument("--report-only", action="store_true", help="write the results from the finished trials without running any")
     args = p.parse_args(argv)
     if args.num_cpus is not None and args.num_cpus < 1:

@@ -55,11 +55,17 @@ def driver(*args: str) -> subprocess.Popen:
     non-interactive shell inherits it ignored, and Python then never turns a
     Ctrl-C into KeyboardInterrupt. Its output goes to a file (`proc.out`), so
     a test can wait for a line while it runs (`said`)."""
+    return spawn(["-m", "halatafl_ray", "--num-cpus", "4", *args])
+
+
+def spawn(argv: list[str], cwd: Path | None = None) -> subprocess.Popen:
+    """`python ARGV` with the package on its path, as `driver` describes."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "ray"), HALATAFL_BIN=str(BINARY))
     fd, out = tempfile.mkstemp(prefix="halatafl-driver-", suffix=".out")
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "halatafl_ray", "--num-cpus", "4", *args],
+            [sys.executable, *argv],
+            cwd=cwd,
             env=env,
             stdout=fd,
             stderr=subprocess.STDOUT,

@@ -13,14 +13,12 @@ import csv
 import json
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from test_driver import BINARY, REPO, finish, gone, wait_for
+from test_driver import BINARY, REPO, finish, gone, spawn, wait_for
 
 SWEEP = REPO / "sweeps" / "ci.toml"
 
@@ -29,23 +27,7 @@ pytestmark = pytest.mark.skipif(not BINARY.exists(), reason=f"{BINARY} is not bu
 
 def start(out: Path, *args: str) -> subprocess.Popen:
     """The sweep runner in its own process group, as test_driver.driver."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "ray"), HALATAFL_BIN=str(BINARY))
-    fd, log = tempfile.mkstemp(prefix="halatafl-sweep-", suffix=".out")
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "halatafl_ray.sweep", str(SWEEP), "--out", str(out), "--num-cpus", "2", *args],
-            cwd=REPO,
-            env=env,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-    finally:
-        os.close(fd)
-    proc.out = Path(log)
-    return proc
+    return spawn(["-m", "halatafl_ray.sweep", str(SWEEP), "--out", str(out), "--num-cpus", "2", *args], cwd=REPO)
 
 
 def rows(path: Path) -> list[dict]:
