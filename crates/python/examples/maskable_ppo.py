@@ -1,7 +1,7 @@
-"""Train sb3-contrib's MaskablePPO as the foxes against `random` geese, and
+"""Train sb3-contrib's MaskablePPO as the geese against `random` foxes, and
 compare the trained policy with the untrained one on the same games.
 
-    python crates/python/examples/maskable_ppo.py --timesteps 20000
+    python crates/python/examples/maskable_ppo.py --timesteps 24000
 
 Needs `pip install halatafl sb3-contrib` (and their torch). The environment
 is `halatafl.envs.HalataflEnv` with `observation="flat"` (the form SB3's
@@ -37,7 +37,7 @@ def evaluate(model, side: str, opponent: str, games: int, seed: int) -> float:
     return total / games
 
 
-def train(timesteps: int, side: str = "foxes", opponent: str = "random", seed: int = 0, eval_games: int = 20) -> dict:
+def train(timesteps: int, side: str = "geese", opponent: str = "random", seed: int = 0, eval_games: int = 20) -> dict:
     """Scores before and after training (same seeds, same games)."""
     import torch
     from sb3_contrib import MaskablePPO
@@ -61,8 +61,8 @@ def train(timesteps: int, side: str = "foxes", opponent: str = "random", seed: i
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--timesteps", type=int, default=20_000)
-    p.add_argument("--side", choices=["foxes", "geese"], default="foxes")
+    p.add_argument("--timesteps", type=int, default=24_000)
+    p.add_argument("--side", choices=["foxes", "geese"], default="geese")
     p.add_argument("--opponent", default="random", help="any agent spec of the package")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval-games", type=int, default=20)

@@ -243,10 +243,10 @@ def test_openspiel_mcts_plays_the_projects_agents(pyspiel):
 # --- the training examples --------------------------------------------------
 
 
-def test_maskable_ppo_example_learns_against_alphabeta():
+def test_maskable_ppo_example_learns_against_random():
     example = load_example("maskable_ppo")
-    result = example.train(8192, side="foxes", opponent="alphabeta:depth=1", seed=0, eval_games=20)
-    assert result["after"] > result["before"], result
+    result = example.train(12288, side="geese", opponent="random", seed=0, eval_games=20)
+    assert result["after"] > result["before"] + 0.2, result
 
 
 def test_ppo_vector_example_learns_against_random():
