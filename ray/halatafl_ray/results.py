@@ -12,6 +12,9 @@
 - `curve.png`/`.svg`: the run's own evaluation score against wall-clock
   seconds of training, per arm: the mean over seeds of each seed's latest
   score at that time, and the band from the lowest to the highest seed.
+- `differences.csv`: each arm after the first against the first, paired
+  by seed (the difference at each seed, then its estimate and interval as
+  above).
 - `report.md`: the tables and the plot.
 """
 
@@ -83,6 +86,45 @@ def arm_rows(columns: list[str], rows: list[dict]) -> list[dict]:
                     "seeds": len(values),
                     "statistic": "iqm" if len(values) >= IQM_FROM else "mean",
                     "estimate": estimate(values),
+                    "lo": interval[0] if interval else None,
+                    "hi": interval[1] if interval else None,
+                }
+            )
+    return out
+
+
+def difference_rows(columns: list[str], rows: list[dict]) -> list[dict]:
+    """Each arm after the first against the first (the baseline), paired by
+    seed: per measure, the differences arm - baseline over the seeds both
+    finished, their estimate and bootstrap interval. Pairing takes out what
+    a seed does to both arms (the same generation 0, the same measuring
+    openings), so it sees differences the per-arm intervals hide."""
+    arms: dict[str, dict[int, dict]] = {}
+    for r in rows:
+        arms.setdefault(r["arm"], {})[r["seed"]] = r
+    names = list(arms)
+    out = []
+    if len(names) < 2:
+        return out
+    base = arms[names[0]]
+    for arm in names[1:]:
+        for col in columns:
+            diffs = [
+                arms[arm][seed][col] - base[seed][col]
+                for seed in sorted(set(base) & set(arms[arm]))
+                if arms[arm][seed].get(col) is not None and base[seed].get(col) is not None
+            ]
+            if not diffs:
+                continue
+            interval = bootstrap_interval(diffs)
+            out.append(
+                {
+                    "arm": arm,
+                    "baseline": names[0],
+                    "measure": col,
+                    "seeds": len(diffs),
+                    "statistic": "iqm" if len(diffs) >= IQM_FROM else "mean",
+                    "difference": estimate(diffs),
                     "lo": interval[0] if interval else None,
                     "hi": interval[1] if interval else None,
                 }
@@ -182,6 +224,11 @@ def write(sweep, out: Path, rows: list[dict]) -> Path:
     write_atomic(out / "trials.csv", to_csv(trial_fields, rows))
     arms = arm_rows(columns, rows)
     write_atomic(out / "arms.csv", to_csv(["arm", "measure", "seeds", "statistic", "estimate", "lo", "hi"], arms))
+    differences = difference_rows(columns, rows)
+    write_atomic(
+        out / "differences.csv",
+        to_csv(["arm", "baseline", "measure", "seeds", "statistic", "difference", "lo", "hi"], differences),
+    )
     plots = plot_curves(sweep, out, rows)
 
     primary = sweep.primary()
@@ -215,6 +262,32 @@ def write(sweep, out: Path, rows: list[dict]) -> Path:
             else:
                 cells.append(f"{fmt(m['estimate'])} [{fmt(m['lo'])}, {fmt(m['hi'])}]")
         lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
+    if differences:
+        base = differences[0]["baseline"]
+        lines += ["", f"## Against `{base}`, paired by seed", ""]
+        lines.append(
+            f"Each arm minus `{base}` at the same seed (the same generation-0 games and measuring openings), "
+            "the mean of those differences (IQM from 5 seeds) and its bootstrap 95% interval. "
+            "An interval that excludes 0 says the arms differ across these seeds."
+        )
+        lines.append("")
+        lines.append("| arm | seeds | " + " | ".join(f"`{c}`" for c in columns) + " |")
+        lines.append("|---|---|" + "---|" * len(columns))
+        by_arm_diff: dict[str, dict[str, dict]] = {}
+        for d in differences:
+            by_arm_diff.setdefault(d["arm"], {})[d["measure"]] = d
+        for arm, measures in by_arm_diff.items():
+            seeds = max(m["seeds"] for m in measures.values())
+            cells = []
+            for c in columns:
+                m = measures.get(c)
+                if m is None:
+                    cells.append("-")
+                elif m["lo"] is None:
+                    cells.append(f"{m['difference']:+.3f}")
+                else:
+                    cells.append(f"{m['difference']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]")
+            lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
     lines += ["", "## Trials", ""]
     lines.append("| trial | " + " | ".join(f"`{c}`" for c in shown) + " | attempts |")
     lines.append("|---|" + "---|" * (len(shown) + 1))

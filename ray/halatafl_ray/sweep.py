@@ -143,8 +143,8 @@ def run_tune(sweep: sweepfile.Sweep, out: Path, todo: dict[str, dict], args: arg
     storage.mkdir(exist_ok=True)
     start = sum(1 for p in storage.iterdir() if p.name.startswith("start-")) + 1
     trainable = tune.with_resources(
-        tune.with_parameters(_trainable, plans=todo),
-        resources=lambda config: _resources(todo[config["trial"]]),
+        tune.with_parameters(trial.tune_trainable, plans=todo),
+        resources=lambda config: trial.tune_resources(todo[config["trial"]]),
     )
     tuner = tune.Tuner(
         trainable,
@@ -163,17 +163,6 @@ def run_tune(sweep: sweepfile.Sweep, out: Path, todo: dict[str, dict], args: arg
         names = ", ".join(r.config.get("trial", "?") for r in failed)
         first = failed[0].error
         raise SweepRunError(f"{len(failed)} trial(s) failed after {sweep.max_failures} retries: {names}\n{first}")
-
-
-def _resources(plan: dict):
-    from ray import tune
-
-    ask = plan["resources"]
-    return tune.PlacementGroupFactory([{"CPU": ask["cpu"], "GPU": ask["gpu"]}] if ask["gpu"] else [{"CPU": ask["cpu"]}])
-
-
-def _trainable(config: dict, plans: dict) -> None:
-    trial.tune_trainable({"plan": plans[config["trial"]]})
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -289,9 +289,20 @@ class TrialRunner:
         return result
 
 
-def tune_trainable(config: dict) -> None:
-    """The Ray Tune trainable: `config["plan"]` is the trial's plan."""
+def tune_trainable(config: dict, plans: dict) -> None:
+    """The Ray Tune trainable: runs the trial `config["trial"]` of `plans`
+    and reports its numeric results. It lives in this module, which the
+    driver sends by value, so Ray nodes need no copy of the package."""
     from ray import tune
 
-    result = TrialRunner(config["plan"]).execute()
+    result = TrialRunner(plans[config["trial"]]).execute()
     tune.report({k: v for k, v in result.items() if isinstance(v, (int, float)) and v is not None})
+
+
+def tune_resources(plan: dict):
+    """The trial's CPUs (and GPU) as a Tune placement group."""
+    from ray import tune
+
+    ask = plan["resources"]
+    bundle = {"CPU": ask["cpu"], "GPU": ask["gpu"]} if ask["gpu"] else {"CPU": ask["cpu"]}
+    return tune.PlacementGroupFactory([bundle])

@@ -121,3 +121,22 @@ def test_arm_rows_skip_missing_measures():
     assert table[("a", "x")]["seeds"] == 1 and table[("a", "x")]["lo"] is None
     assert table[("a", "wall_seconds")]["estimate"] == pytest.approx(1.5)
     assert table[("b", "x")]["estimate"] == pytest.approx(0.7)
+
+
+def test_differences_pair_arms_by_seed():
+    rows = [
+        {"arm": "a", "seed": 1, "x": 0.50},
+        {"arm": "a", "seed": 2, "x": 0.70},
+        {"arm": "a", "seed": 3, "x": 0.60},
+        {"arm": "b", "seed": 1, "x": 0.40},
+        {"arm": "b", "seed": 2, "x": 0.62},
+        {"arm": "b", "seed": 3, "x": None},
+        {"arm": "b", "seed": 4, "x": 0.10},  # no baseline at seed 4: not paired
+    ]
+    (d,) = results.difference_rows(["x"], rows)
+    assert (d["arm"], d["baseline"], d["seeds"]) == ("b", "a", 2)
+    assert d["difference"] == pytest.approx(-0.09)
+    # Both seeds went down: the paired interval lies below 0, although
+    # the arms' own ranges overlap.
+    assert d["lo"] <= d["difference"] <= d["hi"] < 0
+    assert results.difference_rows(["x"], rows[:3]) == []
