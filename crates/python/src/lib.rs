@@ -101,6 +101,10 @@ impl PyOutcome {
     }
 }
 
+/// What `Game.__reduce__` returns: the function that rebuilds a game and
+/// its arguments (start position, variant, moves).
+type Reduced<'py> = (Bound<'py, PyAny>, (String, String, Vec<String>));
+
 /// A game of Two Foxes or classic Fox and Geese with its history (for the
 /// repetition rule): `Game(fen=None, variant="two-foxes")`.
 #[pyclass(name = "Game", module = "halatafl")]
@@ -286,10 +290,7 @@ impl PyGame {
 
     /// Pickles as the start position, the variant and the moves: unpickling
     /// replays them, so the history (repetitions) comes back whole.
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, String, Vec<String>))> {
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         let restore = py.import("halatafl._halatafl")?.getattr("_game_from_moves")?;
         Ok((
             restore,
@@ -338,9 +339,9 @@ impl PyGame {
 /// game. Forward steps are bounded by the rows the geese can still climb
 /// (each forward or diagonally forward step climbs one row, never undone),
 /// and capture plies by the geese that can be taken before too few remain
-/// (each takes at least one). So with R such plies left, at most R + 99 R
-/// + (100 - quiet) plies remain. Loose (geese cannot all reach row 7, and
-/// repetitions end shuffling sooner) but sure, as OpenSpiel's
+/// (each takes at least one). So with R such plies left, at most
+/// `R + 99 R + (100 - quiet)` plies remain. Loose (geese cannot all reach
+/// row 7, and repetitions end shuffling sooner) but sure, as OpenSpiel's
 /// `max_game_length` must be.
 pub(crate) fn max_plies_left(position: &Position) -> u64 {
     let geese = position.geese();
