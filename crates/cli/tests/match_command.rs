@@ -164,7 +164,10 @@ fn summary_reprints_and_pools(csv_path: &std::path::Path, match_stdout: &str) {
     );
     // The margins of A and B are each other's negatives.
     let (ma, mb) = (&a["margin"]["mean"], &b["margin"]["mean"]);
-    assert!((ma.as_f64().unwrap() + mb.as_f64().unwrap()).abs() < 1e-9, "{v}");
+    assert!(
+        (ma.as_f64().unwrap() + mb.as_f64().unwrap()).abs() < 1e-9,
+        "{v}"
+    );
 
     // A damaged file is named, with the row that is wrong.
     let bad = csv_path.with_file_name("bad.csv");

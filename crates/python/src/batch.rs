@@ -127,11 +127,9 @@ impl BatchGames {
         }
         let agent_side = match (opponent, side) {
             (None, None) => None,
-            (None, Some(_)) => {
-                return Err(value_error(
-                    "side= needs opponent=\"random\": without an opponent the caller plays both sides",
-                ))
-            }
+            (None, Some(_)) => return Err(value_error(
+                "side= needs opponent=\"random\": without an opponent the caller plays both sides",
+            )),
             (Some("random"), side) => Some(match side.unwrap_or("foxes") {
                 "foxes" => Side::Foxes,
                 "geese" => Side::Geese,
@@ -358,7 +356,10 @@ impl BatchGames {
     fn restart(&mut self, i: usize) {
         self.games[i] = Game::new(self.start);
         self.generate(i);
-        if self.agent_side.is_some_and(|agent| self.start.side() != agent) {
+        if self
+            .agent_side
+            .is_some_and(|agent| self.start.side() != agent)
+        {
             // Checked at construction: no opening reply ends the game.
             self.play_random(i);
         }

@@ -291,7 +291,9 @@ impl PyGame {
     /// Pickles as the start position, the variant and the moves: unpickling
     /// replays them, so the history (repetitions) comes back whole.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
-        let restore = py.import("halatafl._halatafl")?.getattr("_game_from_moves")?;
+        let restore = py
+            .import("halatafl._halatafl")?
+            .getattr("_game_from_moves")?;
         Ok((
             restore,
             (
