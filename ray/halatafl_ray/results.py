@@ -215,6 +215,28 @@ def fmt(x) -> str:
     return str(x)
 
 
+def interval_table(entries: list[dict], value: str, columns: list[str], number) -> list[str]:
+    """A markdown table, a row per arm and a cell per column: the entry's
+    `value` and its interval, written by `number`."""
+    by_arm: dict[str, dict[str, dict]] = {}
+    for e in entries:
+        by_arm.setdefault(e["arm"], {})[e["measure"]] = e
+    lines = ["| arm | seeds | " + " | ".join(f"`{c}`" for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for arm, measures in by_arm.items():
+        seeds = max(m["seeds"] for m in measures.values())
+        cells = []
+        for c in columns:
+            m = measures.get(c)
+            if m is None:
+                cells.append("-")
+            elif m["lo"] is None:
+                cells.append(number(m[value]))
+            else:
+                cells.append(f"{number(m[value])} [{number(m['lo'])}, {number(m['hi'])}]")
+        lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def write(sweep, out: Path, rows: list[dict]) -> Path:
     """Writes trials.csv, arms.csv, the plot and report.md; returns the report."""
     columns = sweep.measure.columns()
@@ -245,23 +267,7 @@ def write(sweep, out: Path, rows: list[dict]) -> Path:
     )
     lines.append("")
     shown = [primary, *[c for c in columns if c != primary], "wall_seconds", "cpu_seconds"]
-    lines.append("| arm | seeds | " + " | ".join(f"`{c}`" for c in shown) + " |")
-    lines.append("|---|---|" + "---|" * len(shown))
-    by_arm: dict[str, dict[str, dict]] = {}
-    for a in arms:
-        by_arm.setdefault(a["arm"], {})[a["measure"]] = a
-    for arm, measures in by_arm.items():
-        seeds = max(m["seeds"] for m in measures.values())
-        cells = []
-        for c in shown:
-            m = measures.get(c)
-            if m is None:
-                cells.append("-")
-            elif m["lo"] is None:
-                cells.append(fmt(m["estimate"]))
-            else:
-                cells.append(f"{fmt(m['estimate'])} [{fmt(m['lo'])}, {fmt(m['hi'])}]")
-        lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
+    lines += interval_table(arms, "estimate", shown, fmt)
     if differences:
         base = differences[0]["baseline"]
         lines += ["", f"## Against `{base}`, paired by seed", ""]
@@ -271,23 +277,7 @@ def write(sweep, out: Path, rows: list[dict]) -> Path:
             "An interval that excludes 0 says the arms differ across these seeds."
         )
         lines.append("")
-        lines.append("| arm | seeds | " + " | ".join(f"`{c}`" for c in columns) + " |")
-        lines.append("|---|---|" + "---|" * len(columns))
-        by_arm_diff: dict[str, dict[str, dict]] = {}
-        for d in differences:
-            by_arm_diff.setdefault(d["arm"], {})[d["measure"]] = d
-        for arm, measures in by_arm_diff.items():
-            seeds = max(m["seeds"] for m in measures.values())
-            cells = []
-            for c in columns:
-                m = measures.get(c)
-                if m is None:
-                    cells.append("-")
-                elif m["lo"] is None:
-                    cells.append(f"{m['difference']:+.3f}")
-                else:
-                    cells.append(f"{m['difference']:+.3f} [{m['lo']:+.3f}, {m['hi']:+.3f}]")
-            lines.append(f"| {arm} | {seeds} | " + " | ".join(cells) + " |")
+        lines += interval_table(differences, "difference", columns, lambda x: f"{x:+.3f}")
     lines += ["", "## Trials", ""]
     lines.append("| trial | " + " | ".join(f"`{c}`" for c in shown) + " | attempts |")
     lines.append("|---|" + "---|" * (len(shown) + 1))
