@@ -76,21 +76,21 @@ def arm_rows(columns: list[str], rows: list[dict]) -> list[dict]:
     for arm, trials in arms.items():
         for col in [*columns, "wall_seconds", "cpu_seconds"]:
             values = [t[col] for t in trials if t.get(col) is not None and not (isinstance(t[col], float) and math.isnan(t[col]))]
-            if not values:
-                continue
-            interval = bootstrap_interval(values)
-            out.append(
-                {
-                    "arm": arm,
-                    "measure": col,
-                    "seeds": len(values),
-                    "statistic": "iqm" if len(values) >= IQM_FROM else "mean",
-                    "estimate": estimate(values),
-                    "lo": interval[0] if interval else None,
-                    "hi": interval[1] if interval else None,
-                }
-            )
+            if values:
+                out.append({"arm": arm, "measure": col, **summarize(values, "estimate")})
     return out
+
+
+def summarize(values: list[float], name: str) -> dict:
+    """The seeds' count, statistic, estimate (under `name`) and interval."""
+    interval = bootstrap_interval(values)
+    return {
+        "seeds": len(values),
+        "statistic": "iqm" if len(values) >= IQM_FROM else "mean",
+        name: estimate(values),
+        "lo": interval[0] if interval else None,
+        "hi": interval[1] if interval else None,
+    }
 
 
 def difference_rows(columns: list[str], rows: list[dict]) -> list[dict]:
@@ -114,21 +114,8 @@ def difference_rows(columns: list[str], rows: list[dict]) -> list[dict]:
                 for seed in sorted(set(base) & set(arms[arm]))
                 if arms[arm][seed].get(col) is not None and base[seed].get(col) is not None
             ]
-            if not diffs:
-                continue
-            interval = bootstrap_interval(diffs)
-            out.append(
-                {
-                    "arm": arm,
-                    "baseline": names[0],
-                    "measure": col,
-                    "seeds": len(diffs),
-                    "statistic": "iqm" if len(diffs) >= IQM_FROM else "mean",
-                    "difference": estimate(diffs),
-                    "lo": interval[0] if interval else None,
-                    "hi": interval[1] if interval else None,
-                }
-            )
+            if diffs:
+                out.append({"arm": arm, "baseline": names[0], "measure": col, **summarize(diffs, "difference")})
     return out
 
 

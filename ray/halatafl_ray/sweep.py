@@ -31,6 +31,7 @@ when its `device` is cuda.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -85,15 +86,7 @@ def plans(sweep: sweepfile.Sweep, out: Path, binary: Path) -> dict[str, dict]:
             "trial_dir": str(out / "trials" / t.name),
             # The same openings for every arm at a seed (common random numbers).
             "match_seed": 1000 + t.seed,
-            "measure": {
-                "opponents": sweep.measure.opponents,
-                "games": sweep.measure.games,
-                "openings": sweep.measure.openings,
-                "agent": sweep.measure.agent,
-                "suites": [str(s) for s in sweep.measure.suites],
-                "curve": sweep.measure.curve,
-                "threads": sweep.measure.threads,
-            },
+            "measure": {**dataclasses.asdict(sweep.measure), "suites": [str(s) for s in sweep.measure.suites]},
         }
     return result
 

@@ -80,9 +80,10 @@ class TrialRunner:
         self.dir = Path(plan["trial_dir"])
         self.run_dir = self.dir / "run"
         self.measure_dir = self.dir / "measure"
-        self.state = load_state(self.dir)
-        self.started = time.monotonic()
-        self.wall_before = self.state["wall_seconds"]
+        # Loaded when the trial starts (`execute`), from wherever it was.
+        self.state: dict = {}
+        self.started = 0.0
+        self.wall_before = 0.0
 
     def elapsed(self) -> float:
         return self.wall_before + time.monotonic() - self.started

@@ -67,7 +67,7 @@ CLASSIC_TYPE = _game_type(
 
 def _variant(short_name: str, params: dict) -> str:
     """The package's variant string for a game's parameters."""
-    words = []
+    words = ["two-foxes"]
     if short_name == "fox_and_geese":
         geese = int(params.get("geese", 13))
         if geese not in (13, 15, 17):
@@ -75,8 +75,6 @@ def _variant(short_name: str, params: dict) -> str:
         words = ["classic", f"geese={geese}"]
         if params.get("sideways", False):
             words.append("sideways")
-    else:
-        words = ["two-foxes"]
     if params.get("corner_links", False):
         words.append("corner-links")
     return " ".join(words)
