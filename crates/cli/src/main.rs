@@ -47,6 +47,7 @@ enum Command {
     Evaluate(commands::stage::evaluate::EvaluateArgs),
     Solve(commands::solve::SolveArgs),
     Accuracy(commands::accuracy::AccuracyArgs),
+    Serve(commands::serve::ServeArgs),
 }
 
 /// Restores the default action of SIGPIPE, which Rust's runtime ignores: a
@@ -105,6 +106,7 @@ fn main() {
         Command::Evaluate(a) => commands::stage::evaluate::run(a),
         Command::Solve(a) => commands::solve::run(a),
         Command::Accuracy(a) => commands::accuracy::run(a),
+        Command::Serve(a) => commands::serve::run(a),
     };
     if let Err(e) = result {
         eprintln!("error: {}", error_line(&e));

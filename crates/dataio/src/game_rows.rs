@@ -84,6 +84,36 @@ game_columns! {
     variant: String,
 }
 
+/// A self-play game of a run (`shards/gen_NNNN/games.csv`, and
+/// `w<worker>-<seq>.games.csv` beside an asynchronous worker's shard): the
+/// game columns that apply, `generation` in front, and `start` for a game
+/// that began at a position drawn from earlier games. Self-play ends games
+/// the rules have not ended yet (`resigned`, `max-plies`), so these rows
+/// are for reading and replaying, not for the arena's summaries.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SelfPlayGameRow {
+    /// The generation the samples are for (played by checkpoint `generation - 1`).
+    pub generation: u32,
+    /// The game's number in its generation (or worker piece), from 1.
+    pub game: usize,
+    /// Who played the foxes: `selfplay` (the network) or the opponent's spec.
+    pub foxes: String,
+    /// Who played the geese.
+    pub geese: String,
+    /// `foxes`, `geese` or `draw` (a game cut at the ply limit is a draw).
+    pub result: String,
+    /// The end rule, `resigned` or `max-plies`.
+    pub reason: String,
+    /// Plies played.
+    pub plies: usize,
+    /// Every move, space-separated, from `start`.
+    pub moves: String,
+    /// The start position string; empty for the variant's start.
+    pub start: String,
+    /// The variant.
+    pub variant: String,
+}
+
 impl GameRow {
     /// The row of a finished game: `start` is where it began (its moves are
     /// the opening), `game` the whole game; the outcome is read from it.

@@ -25,5 +25,5 @@ pub use atomic::{
     read_bounded_file, same_file, temp_file_pid, write_atomically, write_atomically_with,
     write_target, WriteTargetError,
 };
-pub use game_rows::{EvalRow, GameRow};
+pub use game_rows::{EvalRow, GameRow, SelfPlayGameRow};
 pub use run_rows::{read_csv_rows, CsvError, GenerationRow, RowsError, SelfPlayRow, TrainRow};

@@ -141,6 +141,24 @@ impl NetRegistry {
             .map(|s| (s.evaluator, s.config))
     }
 
+    /// [`NetRegistry::network`] for games of `variant`: a network trained
+    /// on another variant is refused, naming both (analysis front ends).
+    pub fn network_for(
+        &self,
+        source: NetSource,
+        device: &str,
+        precision: Precision,
+        variant: Variant,
+    ) -> Result<(Arc<NetEvaluator>, NetConfig), String> {
+        let shared = self.shared(source, device, precision)?;
+        let name = match source {
+            NetSource::File(path) => path.display().to_string(),
+            NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
+        };
+        check_trained_variant(&name, shared.variant.as_deref(), variant)?;
+        Ok((shared.evaluator, shared.config))
+    }
+
     /// The shared network of a checkpoint, loaded on first use.
     fn shared(
         &self,

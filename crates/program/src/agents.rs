@@ -24,8 +24,10 @@ pub const AGENT_FORMS: &str = "valid agent specs:
   best[:sims=N|ms=T][,net options]        the network shipped in models/ (built into the
                                           binary), e.g. best:ms=100; raw policy by default";
 
-/// Network agents of one process share one inference server per checkpoint.
-fn net_registry() -> &'static halatafl_nn::NetRegistry {
+/// Network agents of one process share one inference server per checkpoint;
+/// front ends that evaluate positions themselves (the analysis board) take
+/// their networks from here too, so a network is loaded once per process.
+pub fn net_registry() -> &'static halatafl_nn::NetRegistry {
     static REGISTRY: std::sync::OnceLock<halatafl_nn::NetRegistry> = std::sync::OnceLock::new();
     REGISTRY.get_or_init(|| halatafl_nn::NetRegistry::new(halatafl_nn::EvaluatorConfig::default()))
 }

@@ -61,6 +61,10 @@ pub struct FinishedGame {
     pub drawn_start: bool,
     /// The side `selfplay.opponent` played, in a game against it.
     pub opponent: Option<Side>,
+    /// Every move, from the start position (or from `start`).
+    pub moves: String,
+    /// The position string of a drawn start; `None` for the variant's start.
+    pub start: Option<String>,
 }
 
 impl SelfPlayStats {
@@ -550,6 +554,8 @@ fn finish<E: Evaluator<Game> + ?Sized>(
         false_resign: slot.would_resign.map(|s| winner != Some(s.other())),
         drawn_start: slot.drawn,
         opponent: slot.opponent,
+        moves: search.game().moves_text(),
+        start: slot.drawn.then(|| search.game().start_position().fen()),
     };
     shard.add_game(
         slot.pending

@@ -23,9 +23,10 @@ use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, 
 use crate::shard::{write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_dataio::run_rows::{append_rows, SelfPlayRow};
+use halatafl_dataio::{write_atomically, SelfPlayGameRow};
 use halatafl_nn::checkpoint;
 use halatafl_nn::NetEvaluator;
-use halatafl_rules::Position;
+use halatafl_rules::{Position, Side};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -90,6 +91,8 @@ impl Run {
                 false_resign: None,
                 drawn_start: false,
                 opponent: None,
+                moves: row.moves.clone(),
+                start: None,
             });
             samples.extend(game_samples);
         }
@@ -185,7 +188,9 @@ impl Run {
             Ok(())
         };
         let pb = bar(cfg.selfplay.games as u64, &format!("selfplay {generation}"));
+        let finished: Mutex<Vec<FinishedGame>> = Mutex::new(Vec::new());
         let on_game = |g: &FinishedGame| {
+            finished.lock().expect("games lock").push(g.clone());
             pb.inc(1);
             pb.set_message(format!(
                 "last: {} ({}) in {} plies",
@@ -211,6 +216,8 @@ impl Run {
         };
         let stats = run_generation(&job)?;
         pb.finish_and_clear();
+        let games = finished.into_inner().expect("games lock");
+        self.write_selfplay_games(&shard_dir.join("games.csv"), generation, games)?;
         let ev = evaluator.stats();
         let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
@@ -220,6 +227,49 @@ impl Run {
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
         ) + &drawn_starts_note(&stats)));
         Ok(stats)
+    }
+}
+
+impl Run {
+    /// Writes self-play's games as `path` (atomically), in game order, in
+    /// the columns of [`SelfPlayGameRow`]: the analysis board lists them.
+    fn write_selfplay_games(
+        &self,
+        path: &Path,
+        generation: u32,
+        mut games: Vec<FinishedGame>,
+    ) -> Result<(), TrainError> {
+        let cfg = &self.config;
+        let variant = cfg.variant()?.to_string();
+        games.sort_by_key(|g| g.index);
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        for g in games {
+            let player = |side: Side| {
+                if g.opponent == Some(side) {
+                    cfg.selfplay.opponent.clone()
+                } else {
+                    "selfplay".to_string()
+                }
+            };
+            writer
+                .serialize(SelfPlayGameRow {
+                    generation,
+                    game: g.index + 1,
+                    foxes: player(Side::Foxes),
+                    geese: player(Side::Geese),
+                    result: g.result.to_string(),
+                    reason: g.reason,
+                    plies: g.plies,
+                    moves: g.moves,
+                    start: g.start.unwrap_or_default(),
+                    variant: variant.clone(),
+                })
+                .map_err(|e| TrainError::Refused(format!("{}: {e}", path.display())))?;
+        }
+        let bytes = writer
+            .into_inner()
+            .map_err(|e| TrainError::Refused(format!("{}: {e}", path.display())))?;
+        write_atomically(path, &bytes).map_err(at(path))
     }
 }
 
@@ -348,6 +398,7 @@ impl Run {
             std::fs::create_dir_all(&dir).map_err(at(&dir))?;
             let seq = next_shard_seq(&dir, worker)?;
             let samples: Mutex<Vec<StoredSample>> = Mutex::new(Vec::new());
+            let finished: Mutex<Vec<FinishedGame>> = Mutex::new(Vec::new());
             let collect = |piece: ShardPiece| -> Result<(), TrainError> {
                 samples
                     .lock()
@@ -368,7 +419,7 @@ impl Run {
                 ),
                 games,
                 write_shard: &collect,
-                on_game: &|_: &FinishedGame| {},
+                on_game: &|g: &FinishedGame| finished.lock().expect("games lock").push(g.clone()),
                 agents: Some(base_factory),
             };
             let stats = run_generation(&job)?;
@@ -382,6 +433,12 @@ impl Run {
                 cache_hit_rate: ev.hit_rate(),
             };
             let name = worker_shard_name(worker, seq);
+            // The games first: a shard without its games file is possible
+            // (killed between the two), a games file without its shard is
+            // overwritten by the next piece of the same sequence number.
+            let games_name = format!("{}.games.csv", name.trim_end_matches(".shard"));
+            let games = finished.into_inner().expect("games lock");
+            self.write_selfplay_games(&dir.join(games_name), generation, games)?;
             write_shard(
                 &dir.join(&name),
                 &samples,

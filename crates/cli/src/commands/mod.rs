@@ -9,6 +9,7 @@ pub mod perft;
 pub mod play;
 pub mod replay;
 pub mod report;
+pub mod serve;
 pub mod solve;
 pub mod stage;
 pub mod summary;
