@@ -21,3 +21,6 @@ cargo test --release --workspace
 ./scripts/check-ray.sh
 # The halatafl Python package (crates/python): pytest and its notebook (venv cached).
 ./scripts/check-python.sh
+# The analysis board (`halatafl serve`) in headless Chromium over WebDriver
+# (Debian's chromium and chromium-driver, installed once if missing).
+./scripts/check-board.sh

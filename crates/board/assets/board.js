@@ -105,15 +105,16 @@ function draw() {
       el("circle", { class: "taken", cx: x, cy: y, r: 20 }, svg);
     }
   }
-  // The pieces: each carries its point and kind, so tests read the board.
-  for (const p of pos.foxes) piece(svg, p, "fox");
-  for (const p of pos.geese) piece(svg, p, "goose");
-  // Click targets on every point, then the hints for the move being entered.
+  // Click targets on every point, under the pieces, which take their own clicks.
   for (const p of board.points) {
     const [x, y] = xy(p);
     const t = el("circle", { class: "target", cx: x, cy: y, r: 30, "data-target": p }, svg);
     t.addEventListener("click", () => clickPoint(p));
   }
+  // The pieces: each carries its point and kind, so tests read the board.
+  for (const p of pos.foxes) piece(svg, p, "fox");
+  for (const p of pos.geese) piece(svg, p, "goose");
+  // The hints for the move being entered.
   for (const p of nextLandings()) {
     const [x, y] = xy(p);
     el("circle", { class: "hint", cx: x, cy: y, r: 11 }, svg);
@@ -139,8 +140,12 @@ function drawArrows(svg) {
       class: "arrow", points: pts.map((p) => p.join(",")).join(" "),
       "stroke-width": 3 + 14 * a.weight, opacity: 0.35 + 0.6 * a.weight, "marker-end": "url(#head)",
     }, svg);
-    const [x, y] = pts[pts.length - 1];
-    const t = el("text", { class: "arrow-label", x: x + 14, y: y - 14 }, svg);
+    // The label sits beside the middle of the last leg, off the line, so
+    // arrows that end on one point keep their labels apart.
+    const [x1, y1] = pts[pts.length - 2], [x2, y2] = pts[pts.length - 1];
+    const len = Math.hypot(x2 - x1, y2 - y1) || 1;
+    const [nx, ny] = [-(y2 - y1) / len, (x2 - x1) / len];
+    const t = el("text", { class: "arrow-label", x: (x1 + x2) / 2 + 12 * nx - 14, y: (y1 + y2) / 2 + 12 * ny + 5 }, svg);
     t.textContent = a.label;
   }
 }
@@ -438,7 +443,7 @@ async function listGames() {
       tr.dataset.id = String(g.id);
       const number = g.generation !== null ? `g${g.generation}·${g.game ?? g.id}` : String(g.game ?? g.id);
       for (const c of [number, g.foxes, g.geese, g.result, g.reason, g.plies]) {
-        const td = document.createElement("td"); td.textContent = c; tr.appendChild(td);
+        const td = document.createElement("td"); td.textContent = c; td.title = String(c); tr.appendChild(td);
       }
       tr.title = `${g.file}, line ${g.line}` + (g.opponent ? `, against ${g.opponent}` : "");
       tr.addEventListener("click", () => openGame(g.id));
@@ -450,8 +455,9 @@ async function listGames() {
       li.textContent = `${p.file}${p.line ? ", line " + p.line : ""}: ${p.why}`;
       return li;
     }));
-    $("problems-title").textContent = data.problems.length
-      ? `${data.problems.length} lines could not be read` : "No problems reading the games";
+    const n = data.problems.length;
+    $("problems-title").textContent = n
+      ? `${n} ${n === 1 ? "line" : "lines"} could not be read` : "No problems reading the games";
     if (data.problems.length) $("problems-box").open = true;
   } catch (e) { showError(e); }
 }
@@ -489,7 +495,8 @@ function selectVariant() {
 
 async function init() {
   const info = await api("GET", "/api/info");
-  $("summary").textContent = `${info.games} games from ${info.files} files` + (info.problems ? `, ${info.problems} lines not read` : "");
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  $("summary").textContent = `${plural(info.games, "game")} from ${plural(info.files, "file")}` + (info.problems ? `, ${plural(info.problems, "line")} not read` : "");
   const runs = $("runs");
   for (const r of info.runs) {
     const a = document.createElement("a");
