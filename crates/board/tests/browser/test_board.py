@@ -222,3 +222,24 @@ def test_a_runs_selfplay_games_and_report_are_shown(server, browser, run_dir):
     wait_for(browser, lambda d: all(d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", i)
                                     for i in d.find_elements(By.TAG_NAME, "img")))
     assert browser.find_elements(By.CSS_SELECTOR, "table")
+
+
+def test_a_jump_chain_is_entered_as_its_path_of_landings(server, browser):
+    browser.get(server)
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#board [data-piece]"))
+    fen = ".../.../..FG..G/....G.G/F.....G/GGG/GGG f 0"
+    browser.find_element(By.ID, "paste-fen").send_keys(fen)
+    browser.find_element(By.ID, "set-position").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "fen").get_attribute("value") == fen)
+    assert board_pieces(browser) == pieces_of(fen)
+    browser.find_element(By.CSS_SELECTOR, '#board [data-point="c5"]').click()
+    browser.find_element(By.CSS_SELECTOR, '#board [data-target="e5"]').click()
+    # Half-way the chain is not played yet: its next landing is shown.
+    assert browser.find_element(By.ID, "ply").text == "ply 0 / 0"
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#board .hint")) == 1
+    browser.find_element(By.CSS_SELECTOR, '#board [data-target="e3"]').click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "ply").text == "ply 1 / 1")
+    assert browser.find_element(By.CSS_SELECTOR, "#moves span").text == "1. c5xe5xe3"
+    after = subprocess.run([BIN, "replay", "--fen", fen, "c5xe5xe3"], check=True,
+                           capture_output=True, text=True).stdout.splitlines()[1].split(None, 2)[2]
+    assert board_pieces(browser) == pieces_of(after)
