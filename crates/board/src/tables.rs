@@ -1,12 +1,14 @@
 //! Exact values of classic Fox and Geese from the retrograde tables
 //! (`crates/solver`, docs/solver.md), built on demand when the server runs
-//! with `--tables`: the first classic position analysed starts the build of
-//! its variant's tables on a thread of their own (13 geese without sideways
-//! steps: about 4 minutes and 3.6 GiB on 2 cores; with sideways steps about
-//! 30 minutes and 12 GiB), and every classic position of that variant is
-//! then answered at once, each legal move with the value it leads to. A
-//! build that would not fit in memory is refused by the solver, and the
-//! page says so.
+//! with `--tables`. Tables of up to `k` geese answer every position with
+//! at most `k` geese (captures only lower the count), so a classic position
+//! asked about starts, on a thread of its own, the build of its variant's
+//! tables up to its own number of geese: seconds for an endgame, about 4
+//! minutes and 3.6 GiB for 13 geese without sideways steps on 2 cores
+//! (with sideways steps about 30 minutes and 12 GiB). Every position the
+//! tables cover is then answered at once, each legal move with the value it
+//! leads to. A build that would not fit in memory is refused by the
+//! solver, and the page says so.
 
 use crate::line::MoveView;
 use halatafl_rules::{Position, Variant, VariantKind};
@@ -29,7 +31,8 @@ enum State {
 pub struct ClassicTables {
     enabled: bool,
     memory_limit_mib: Option<u64>,
-    states: Arc<Mutex<HashMap<Variant, State>>>,
+    /// By variant and the most geese the tables hold.
+    states: Arc<Mutex<HashMap<(Variant, u32), State>>>,
 }
 
 /// What the tables say of a position.
@@ -100,22 +103,32 @@ impl ClassicTables {
                 why: "start the server with --tables to build the classic tables".into(),
             };
         }
+        let need = position.geese().count().max(4);
         let mut states = self.states.lock().expect("tables lock");
-        let tables = match states.get(&variant) {
-            Some(State::Ready(t)) => t.clone(),
-            Some(State::Building { layers_done, of }) => {
-                return TableAnswer::Building {
-                    layers_done: *layers_done,
-                    of: *of,
-                }
+        let covering = |wanted: fn(&State) -> bool| {
+            states
+                .iter()
+                .filter(|((v, most), state)| *v == variant && *most >= need && wanted(state))
+                .min_by_key(|((_, most), _)| *most)
+                .map(|(key, _)| *key)
+        };
+        let tables = if let Some(key) = covering(|s| matches!(s, State::Ready(_))) {
+            match &states[&key] {
+                State::Ready(t) => t.clone(),
+                _ => unreachable!("chosen for being ready"),
             }
-            Some(State::Failed(why)) => return TableAnswer::Failed { why: why.clone() },
-            None => {
-                let of = u32::from(variant.geese).saturating_sub(3);
-                states.insert(variant, State::Building { layers_done: 0, of });
-                self.start_build(variant);
-                return TableAnswer::Building { layers_done: 0, of };
-            }
+        } else if let Some(key) = covering(|s| matches!(s, State::Building { .. })) {
+            let State::Building { layers_done, of } = states[&key] else {
+                unreachable!("chosen for building")
+            };
+            return TableAnswer::Building { layers_done, of };
+        } else if let Some(State::Failed(why)) = states.get(&(variant, need)) {
+            return TableAnswer::Failed { why: why.clone() };
+        } else {
+            let of = need - 3;
+            states.insert((variant, need), State::Building { layers_done: 0, of });
+            self.start_build(variant, need);
+            return TableAnswer::Building { layers_done: 0, of };
         };
         drop(states);
         let value = match tables.exact_value(position) {
@@ -138,7 +151,7 @@ impl ClassicTables {
         }
     }
 
-    fn start_build(&self, variant: Variant) {
+    fn start_build(&self, variant: Variant, geese: u32) {
         let states = self.states.clone();
         let config = RetroConfig {
             memory_limit_mib: self.memory_limit_mib,
@@ -146,13 +159,14 @@ impl ClassicTables {
         };
         std::thread::spawn(move || {
             let progress = |done: u32| {
-                if let Some(State::Building { layers_done, .. }) =
-                    states.lock().expect("tables lock").get_mut(&variant)
+                if let Some(State::Building { layers_done, .. }) = states
+                    .lock()
+                    .expect("tables lock")
+                    .get_mut(&(variant, geese))
                 {
                     *layers_done = done;
                 }
             };
-            let geese = u32::from(variant.geese);
             let mut done = 0;
             let built: Result<Arc<Tables>, RetroError> = if variant.sideways {
                 SidewaysTables::build(geese, variant.corner_links, &config, |_, _| {
@@ -169,9 +183,14 @@ impl ClassicTables {
             };
             let state = match built {
                 Ok(t) => State::Ready(t),
-                Err(e) => State::Failed(format!("the tables of {variant} were not built: {e}")),
+                Err(e) => State::Failed(format!(
+                    "the tables of {variant} up to {geese} geese were not built: {e}"
+                )),
             };
-            states.lock().expect("tables lock").insert(variant, state);
+            states
+                .lock()
+                .expect("tables lock")
+                .insert((variant, geese), state);
         });
     }
 }

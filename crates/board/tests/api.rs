@@ -315,3 +315,57 @@ async fn a_finished_game_exports_as_an_arena_row() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
 }
+
+#[tokio::test]
+async fn classic_tables_are_built_for_the_geese_on_the_board_and_agree_with_the_solver() {
+    let config = BoardConfig {
+        tables: true,
+        ..BoardConfig::default()
+    };
+    let app = router(Arc::new(Board::new(config).unwrap()));
+    // Six geese, the fox to move, no sideways steps: tables of 4 to 6 geese.
+    let line = json!({"variant": "classic geese=13", "start": ".../.../..F.G../...G.../..G.G../.G./..G f 0"});
+    let ask = json!({"line": line, "kind": "tables"});
+    let (status, first) = call(&app, "POST", "/api/analyse", Some(ask.clone())).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(first["status"], "building", "{first}");
+    let mut answer = first;
+    for _ in 0..600 {
+        if answer["status"] != "building" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        answer = call(&app, "POST", "/api/analyse", Some(ask.clone()))
+            .await
+            .1;
+    }
+    assert_eq!(answer["status"], "solved", "{answer}");
+    let (status, solved) = call(
+        &app,
+        "POST",
+        "/api/analyse",
+        Some(json!({"line": line, "kind": "solver", "nodes": 5_000_000})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["value"], solved["value"], "{answer} {solved}");
+    // Every move's value in the tables is the solver's value of the position it leads to.
+    for m in answer["moves"].as_array().unwrap() {
+        let child =
+            json!({"variant": "classic geese=13", "start": line["start"], "moves": [m["text"]]});
+        let (_, s) = call(
+            &app,
+            "POST",
+            "/api/analyse",
+            Some(json!({"line": child, "kind": "solver", "nodes": 5_000_000})),
+        )
+        .await;
+        if s["value"].is_null() {
+            // The game ended with the move: the tables' value is the result.
+            let (_, l) = call(&app, "POST", "/api/line", Some(child)).await;
+            assert_eq!(l["outcome"]["result"], m["value"], "{}", m["text"]);
+        } else {
+            assert_eq!(s["value"], m["value"], "{}", m["text"]);
+        }
+    }
+}

@@ -130,7 +130,7 @@ mod verify;
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
-pub use search::{SearchOutcome, Solution, Solver, SolverConfig};
+pub use search::{goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig};
 pub use tt::TableStats;
 pub use value::Value;
 pub use verify::{verify_win, VerifyError};

@@ -27,6 +27,59 @@ pub struct SolverConfig {
     pub threads: usize,
     /// The ε of the 1+ε trick, in percent.
     pub epsilon_percent: u64,
+    /// How a new leaf's numbers start (see [`LeafInit`]).
+    pub init: LeafInit,
+}
+
+/// How a new leaf's proof and disproof numbers start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LeafInit {
+    /// df-pn's mobility initialisation: `(1, k)` where the prover moves,
+    /// `(k, 1)` where the other side does, for `k` legal moves.
+    Mobility,
+    /// Mobility times each side's distance to its material or pen goal
+    /// (df-pn+, Nagai & Imai 2002, with a game-specific estimate): the
+    /// proof number grows with the moves the prover still needs (geese to
+    /// take, empty pen points to fill), the disproof number with the moves
+    /// the other side needs, so the search spends its nodes first where a
+    /// side is closest to winning. See [`goal_distance`].
+    #[default]
+    Distance,
+}
+
+impl std::str::FromStr for LeafInit {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<LeafInit, String> {
+        match text {
+            "mobility" => Ok(LeafInit::Mobility),
+            "distance" => Ok(LeafInit::Distance),
+            other => Err(format!(
+                "unknown leaf initialisation `{other}`: expected `mobility` or `distance`"
+            )),
+        }
+    }
+}
+
+/// A lower bound on the moves `side` still needs to win `p` by material or
+/// the pen, at least 1, capped at 8 so no estimate swamps the numbers the
+/// search learns: for the foxes, the geese to take before fewer than the
+/// variant's minimum are left (each move takes at least one); for the
+/// geese in Two Foxes, the pen points not yet filled by a goose (each goose
+/// move fills at most one). The geese's other win, shutting the foxes in,
+/// has no such count: in the classic game (no pen) their distance is 1.
+pub fn goal_distance(p: &Position, side: Side) -> u64 {
+    let v = p.variant();
+    let geese = u64::from(p.geese().count());
+    let d = match side {
+        Side::Foxes => {
+            let minimum: u64 = if v.is_classic() { 4 } else { 9 };
+            geese.saturating_sub(minimum - 1)
+        }
+        Side::Geese if v.has_pen() => u64::from(9 - (p.geese() & halatafl_rules::PEN).count()),
+        Side::Geese => 1,
+    };
+    d.clamp(1, 8)
 }
 
 impl Default for SolverConfig {
@@ -36,6 +89,7 @@ impl Default for SolverConfig {
             tt_mib: 256,
             threads: 1,
             epsilon_percent: 25,
+            init: LeafInit::default(),
         }
     }
 }
@@ -371,8 +425,20 @@ impl Solver {
             Known::Proven => win,
             Known::Disproven => not_win,
             Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT),
-            Known::Missing if p.side() == self.prover => (1, moves, INDEPENDENT),
-            Known::Missing => (moves, 1, INDEPENDENT),
+            Known::Missing => {
+                let (h_pn, h_dn) = match self.config.init {
+                    LeafInit::Mobility => (1, 1),
+                    LeafInit::Distance => (
+                        goal_distance(p, self.prover),
+                        goal_distance(p, self.prover.other()),
+                    ),
+                };
+                if p.side() == self.prover {
+                    (h_pn, moves * h_dn, INDEPENDENT)
+                } else {
+                    (moves * h_pn, h_dn, INDEPENDENT)
+                }
+            }
         }
     }
 
@@ -501,5 +567,33 @@ fn combine(
         // Neither wins: the move that refuted the other side holds the draw.
         (SearchOutcome::Disproven, SearchOutcome::Disproven) => (Some(Value::Draw), other_best),
         _ => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_rules::Variant;
+
+    #[test]
+    fn goal_distances_count_geese_to_take_and_pen_points_to_fill() {
+        let start = Position::start(Variant::two_foxes());
+        // Twenty geese, nine must go: twelve to take, capped at 8; an empty pen.
+        assert_eq!(goal_distance(&start, Side::Foxes), 8);
+        assert_eq!(goal_distance(&start, Side::Geese), 8);
+        let two_foxes = Variant::two_foxes();
+        // Ten geese (two to take), seven of them in the pen (two points to fill).
+        let p =
+            Position::from_fen("GGG/GF./..GGG../..F..../G....../G../G.. f 0", two_foxes).unwrap();
+        assert_eq!(p.geese().count(), 10);
+        assert_eq!(goal_distance(&p, Side::Foxes), 2);
+        assert_eq!(goal_distance(&p, Side::Geese), 2);
+        let classic: Variant = "classic geese=13".parse().unwrap();
+        let c = Position::start(classic);
+        assert_eq!(goal_distance(&c, Side::Foxes), 8);
+        assert_eq!(goal_distance(&c, Side::Geese), 1);
+        let few =
+            Position::from_fen(".../.../..FG.../....G../......./G../..G f 0", classic).unwrap();
+        assert_eq!(goal_distance(&few, Side::Foxes), 1);
     }
 }

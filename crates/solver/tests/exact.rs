@@ -372,3 +372,29 @@ fn dag_refuses_what_can_draw() {
         Err(DagError::TableSize(0))
     ));
 }
+
+#[test]
+fn both_leaf_initialisations_give_the_values_of_minimax() {
+    let variant = Variant::two_foxes();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let config = |init| SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        init,
+        ..SolverConfig::default()
+    };
+    let mut mobility = Solver::new(config(halatafl_solver::LeafInit::Mobility)).unwrap();
+    let mut distance = Solver::new(config(halatafl_solver::LeafInit::Distance)).unwrap();
+    let mut decided = 0;
+    for _ in 0..300 {
+        let geese = rng.random_range(9..=11);
+        let p = random_position(&mut rng, variant, geese, (3, 7), (88, 99));
+        let Some(expected) = reference_value(&p, 40_000) else {
+            continue;
+        };
+        assert_eq!(mobility.solve(&p).value, Some(expected), "{}", p.fen());
+        assert_eq!(distance.solve(&p).value, Some(expected), "{}", p.fen());
+        decided += 1;
+    }
+    assert!(decided >= 30, "{decided}");
+}

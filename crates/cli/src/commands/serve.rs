@@ -51,8 +51,9 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub max_searches: u64,
     /// Build classic Fox and Geese's retrograde tables when a classic
-    /// position is analysed (13 geese: about 4 minutes and 3.6 GiB on 2
-    /// cores; with sideways steps about 30 minutes and 12 GiB).
+    /// position is analysed, up to the geese on its board (seconds for an
+    /// endgame; 13 geese: about 4 minutes and 3.6 GiB on 2 cores; with
+    /// sideways steps about 30 minutes and 12 GiB).
     #[arg(long)]
     pub tables: bool,
     /// Most memory the tables may take, in MiB [default: what is available].

@@ -76,6 +76,11 @@ pub struct SolveArgs {
     /// except with --method retro: its worker threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// df-pn: how new leaves' proof numbers start: `distance` (mobility
+    /// times each side's distance to its goal: geese to take, pen points to
+    /// fill; the default) or `mobility` (plain df-pn). docs/solver.md.
+    #[arg(long, default_value = "distance")]
+    pub init: halatafl_solver::LeafInit,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
     /// With --method retro (classic games, with or without sideways steps):
@@ -127,6 +132,7 @@ impl SolveArgs {
             budget_nodes: self.budget_nodes.unwrap_or(d.budget_nodes),
             tt_mib: self.tt_mb.unwrap_or(d.tt_mib),
             threads: self.threads,
+            init: self.init,
             ..d
         }
     }
