@@ -681,3 +681,134 @@ fn solve_retro_refuses_two_foxes_and_tables_over_the_memory_cap() {
     ]);
     assert!(err.contains("--threads 0"), "{err}");
 }
+
+#[test]
+fn deepest_proofs_walk_each_game_back_from_its_end() {
+    let dir = scratch("deepest");
+    let games = dir.join("games.csv");
+    let g = games.to_str().unwrap();
+    two_decided_games(g);
+    let out = ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--deepest",
+        "--every",
+        "2",
+        "--patience",
+        "2",
+        "--budget-nodes",
+        "20000",
+        "--tt-mb",
+        "4",
+    ]);
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("game ")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let rows = read_csv(&games);
+    for (line, row) in lines.iter().zip(&rows) {
+        // The deepest proven position, solved alone, has the value printed.
+        let deepest: usize = line
+            .split("deepest proven ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(deepest >= 2 && deepest % 2 == 0, "{line}");
+        let moves: Vec<&str> = row["moves"].split_whitespace().collect();
+        let k = moves.len() - deepest;
+        let replayed = ok(&["replay", &moves.join(" ")]);
+        let lines: Vec<&str> = replayed.lines().collect();
+        let fen = match k {
+            0 => lines[0].strip_prefix("start: ").unwrap().to_string(),
+            k => lines[k]
+                .split_whitespace()
+                .skip(2)
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let solved = ok(&[
+            "solve",
+            "--fen",
+            &fen,
+            "--budget-nodes",
+            "2000000",
+            "--tt-mb",
+            "16",
+        ]);
+        let value = line.rsplit_once('(').unwrap().1.split(')').next().unwrap();
+        let word = match value {
+            "foxes" => "value: foxes win",
+            "geese" => "value: geese win",
+            _ => "value: draw",
+        };
+        assert!(solved.contains(word), "{line}: {solved}");
+    }
+    assert!(out.contains("deepest proven per game: ["), "{out}");
+    // A suite needs --out; --deepest writes none.
+    let err = fails(&["solve", "--from-games", g]);
+    assert!(err.contains("--out SUITE"), "{err}");
+}
+
+#[test]
+fn critical_suites_keep_only_positions_where_a_move_gives_the_value_away() {
+    let dir = scratch("critical");
+    let suite = dir.join("suite.csv");
+    // The committed games of the Two Foxes suite (alpha-beta against itself).
+    let games = workspace().join("data/suites/two-foxes-games.csv");
+    let (g, s) = (games.to_str().unwrap(), suite.to_str().unwrap());
+    ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--out",
+        s,
+        "--critical-only",
+        "--every",
+        "1",
+        "--max-positions",
+        "3",
+        "--budget-nodes",
+        "20000",
+        "--tt-mb",
+        "16",
+    ]);
+    let rows = read_csv(&suite);
+    assert_eq!(rows.len(), 3);
+    for row in &rows {
+        let keeping = row["keeping_moves"].split_whitespace().count();
+        let legal: usize = row["legal_moves"].parse().unwrap();
+        assert!(keeping >= 1 && keeping < legal, "{row:?}");
+        // A move outside the keeping ones gives the value away: solved on
+        // its own, the position it leads to has another value.
+        let moves = ok(&["moves", "--fen", &row["fen"]]);
+        let kept: Vec<&str> = row["keeping_moves"].split_whitespace().collect();
+        let lost = moves.lines().find(|m| !kept.contains(m)).unwrap();
+        let after = ok(&["replay", "--fen", &row["fen"], lost]);
+        let fen = after
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let solved = ok(&[
+            "solve",
+            "--fen",
+            &fen,
+            "--budget-nodes",
+            "2000000",
+            "--tt-mb",
+            "16",
+        ]);
+        let same = format!("value: {} win", row["value"]);
+        assert!(
+            !solved.contains(&same),
+            "{lost} from {}: {solved}",
+            row["fen"]
+        );
+    }
+}

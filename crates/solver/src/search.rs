@@ -61,13 +61,15 @@ impl std::str::FromStr for LeafInit {
     }
 }
 
-/// A lower bound on the moves `side` still needs to win `p` by material or
-/// the pen, at least 1, capped at 8 so no estimate swamps the numbers the
-/// search learns: for the foxes, the geese to take before fewer than the
-/// variant's minimum are left (each move takes at least one); for the
-/// geese in Two Foxes, the pen points not yet filled by a goose (each goose
-/// move fills at most one). The geese's other win, shutting the foxes in,
-/// has no such count: in the classic game (no pen) their distance is 1.
+/// An estimate of the moves `side` still needs to win `p`, at least 1,
+/// capped at 8 so no estimate swamps the numbers the search learns: for
+/// the foxes, the geese to take before fewer than the variant's minimum
+/// are left (each move takes at least one); for the geese, the nearer of
+/// their two wins: the pen points not yet filled by a goose (Two Foxes;
+/// each goose move fills at most one), and shutting the foxes in, counted
+/// as half the foxes' steps and jumps (a goose move can close a point to
+/// both foxes at once). Any positive estimate keeps df-pn exact; a good
+/// one only spends the nodes where a proof is nearer.
 pub fn goal_distance(p: &Position, side: Side) -> u64 {
     let v = p.variant();
     let geese = u64::from(p.geese().count());
@@ -76,10 +78,37 @@ pub fn goal_distance(p: &Position, side: Side) -> u64 {
             let minimum: u64 = if v.is_classic() { 4 } else { 9 };
             geese.saturating_sub(minimum - 1)
         }
-        Side::Geese if v.has_pen() => u64::from(9 - (p.geese() & halatafl_rules::PEN).count()),
-        Side::Geese => 1,
+        Side::Geese => {
+            let shut = fox_freedom(p).div_ceil(2);
+            if v.has_pen() {
+                let pen = u64::from(9 - (p.geese() & halatafl_rules::PEN).count());
+                pen.min(shut)
+            } else {
+                shut
+            }
+        }
     };
     d.clamp(1, 8)
+}
+
+/// The foxes' steps and jumps (each jump counted once, chains not
+/// followed), whoever is to move.
+fn fox_freedom(p: &Position) -> u64 {
+    use halatafl_rules::geometry::{Geometry, NO_POINT};
+    let g = Geometry::get(p.variant().corner_links);
+    let (empty, geese) = (p.empty(), p.geese());
+    let mut n = 0;
+    for fox in p.foxes() {
+        let i = fox.index();
+        n += u64::from((g.adjacent[i] & empty).count());
+        for d in 0..8 {
+            let (over, land) = (g.jump_over[d][i], g.jump_land[d][i]);
+            if over != NO_POINT && geese.0 >> over & 1 == 1 && empty.0 >> land & 1 == 1 {
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 impl Default for SolverConfig {
@@ -578,9 +607,10 @@ mod tests {
     #[test]
     fn goal_distances_count_geese_to_take_and_pen_points_to_fill() {
         let start = Position::start(Variant::two_foxes());
-        // Twenty geese, nine must go: twelve to take, capped at 8; an empty pen.
+        // Twenty geese, nine must go: twelve to take, capped at 8. For the
+        // geese, an empty pen is farther than the foxes' six steps (three).
         assert_eq!(goal_distance(&start, Side::Foxes), 8);
-        assert_eq!(goal_distance(&start, Side::Geese), 8);
+        assert_eq!(goal_distance(&start, Side::Geese), 3);
         let two_foxes = Variant::two_foxes();
         // Ten geese (two to take), seven of them in the pen (two points to fill).
         let p =
@@ -588,10 +618,16 @@ mod tests {
         assert_eq!(p.geese().count(), 10);
         assert_eq!(goal_distance(&p, Side::Foxes), 2);
         assert_eq!(goal_distance(&p, Side::Geese), 2);
+        // One fox with one step left, the other with none: one goose move
+        // from being shut in, though three pen points are still open.
+        let shut =
+            Position::from_fen("F../GGG/..GGG../.GGGGG./..GGG../GFG/GGG g 0", two_foxes).unwrap();
+        assert_eq!(goal_distance(&shut, Side::Geese), 1);
         let classic: Variant = "classic geese=13".parse().unwrap();
         let c = Position::start(classic);
         assert_eq!(goal_distance(&c, Side::Foxes), 8);
-        assert_eq!(goal_distance(&c, Side::Geese), 1);
+        // The classic fox at the start is free: several goose moves to shut it in.
+        assert!(goal_distance(&c, Side::Geese) >= 2);
         let few =
             Position::from_fen(".../.../..FG.../....G../......./G../..G f 0", classic).unwrap();
         assert_eq!(goal_distance(&few, Side::Foxes), 1);

@@ -88,7 +88,7 @@ pub struct SolveArgs {
     /// of the games where some move loses value is a candidate; the suite
     /// gives each move's exact value, the stage and the difficulty, and
     /// --max-positions are drawn evenly over stages and difficulties.
-    #[arg(long, requires = "out", conflicts_with = "fen")]
+    #[arg(long, conflicts_with = "fen")]
     pub from_games: Option<PathBuf>,
     /// Suite mode: the suite CSV to write (atomically, every 50 solved
     /// positions and at the end).
@@ -106,6 +106,20 @@ pub struct SolveArgs {
     /// Suite mode: skip positions with more geese than this.
     #[arg(long)]
     pub max_geese: Option<u32>,
+    /// With --from-games, instead of a suite: how far before each game's
+    /// end its positions are proven. Each game is walked back from its end
+    /// in steps of --every plies with one table (so later proofs help
+    /// earlier ones) until --patience positions in a row are not proven;
+    /// prints the deepest proven distance per game and their median.
+    #[arg(long, requires = "from_games", conflicts_with = "out")]
+    pub deepest: bool,
+    /// With --deepest: unproven positions in a row that end a game's walk.
+    #[arg(long, default_value_t = 3, requires = "deepest")]
+    pub patience: usize,
+    /// Suite mode: keep only critical positions, where some legal move
+    /// gives the proven value away (the only ones that can catch a mistake).
+    #[arg(long, requires = "from_games")]
+    pub critical_only: bool,
 }
 
 /// The most games `--replay-lines` replays: each is a whole game over the
@@ -215,7 +229,14 @@ pub fn run(args: SolveArgs) -> Result<()> {
         }
         return run_retro(&args);
     }
+    if args.deepest {
+        return deepest_proofs(&args, config);
+    }
     if args.from_games.is_some() {
+        anyhow::ensure!(
+            args.out.is_some(),
+            "--from-games needs --out SUITE (the suite to write), or --deepest"
+        );
         return build_suite(&args, config);
     }
     let position = args.position.position()?;
@@ -524,6 +545,87 @@ struct Candidate {
     to_end: usize,
 }
 
+/// `solve --from-games G --deepest`: per game, the deepest position before
+/// its end that df-pn proves within the budget (see `SolveArgs::deepest`).
+fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
+    let games_path = args
+        .from_games
+        .as_ref()
+        .expect("clap requires --from-games");
+    anyhow::ensure!(args.every >= 1, "--every must be at least 1");
+    anyhow::ensure!(args.patience >= 1, "--patience must be at least 1");
+    let rows = read_game_rows(games_path)
+        .with_context(|| format!("reading --from-games {}", games_path.display()))?;
+    let started = Instant::now();
+    let mut depths = Vec::new();
+    let mut all_nodes = 0;
+    for row in &rows {
+        let variant: Variant = row.variant.parse().map_err(|e: String| {
+            anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game)
+        })?;
+        let mut game = Game::start_of(variant);
+        for (i, text) in row.moves.split_whitespace().enumerate() {
+            game.play_str(text).with_context(|| {
+                format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
+            })?;
+        }
+        let positions = game.positions();
+        let end = positions.len() - 1;
+        // One table per game: the proofs of its later positions serve the
+        // earlier ones, and games do not crowd each other out.
+        let mut solver = Solver::new(config.clone())?;
+        let (mut deepest, mut value, mut misses, mut proven, mut nodes) = (0, None, 0, 0, 0);
+        let game_started = Instant::now();
+        let mut back = args.every;
+        while back <= end && misses < args.patience {
+            let position = &positions[end - back];
+            back += args.every;
+            if position.outcome_without_history().is_some() {
+                continue;
+            }
+            let s = solver.solve(position);
+            nodes += s.nodes;
+            match s.value {
+                Some(v) => {
+                    (deepest, value, misses) = (back - args.every, Some(v), 0);
+                    proven += 1;
+                }
+                None => misses += 1,
+            }
+        }
+        all_nodes += nodes;
+        depths.push(deepest);
+        println!(
+            "game {}: {} ({}), {end} plies: deepest proven {deepest} plies before the end{}; {proven} positions proven, {nodes} nodes, {:.1} s",
+            row.game,
+            row.result,
+            row.reason,
+            value.map_or(String::new(), |v: halatafl_solver::Value| format!(" ({})", v.word())),
+            game_started.elapsed().as_secs_f64()
+        );
+    }
+    anyhow::ensure!(!depths.is_empty(), "{}: no games", games_path.display());
+    let mut sorted = depths.clone();
+    sorted.sort_unstable();
+    let median = if sorted.len() % 2 == 1 {
+        sorted[sorted.len() / 2] as f64
+    } else {
+        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) as f64 / 2.0
+    };
+    println!(
+        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, step {}, patience {})",
+        sorted[sorted.len() - 1],
+        depths.iter().filter(|&&d| d >= 30).count(),
+        depths.len(),
+        started.elapsed().as_secs_f64(),
+        config.budget_nodes,
+        config.init,
+        args.every,
+        args.patience
+    );
+    Ok(())
+}
+
 fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let games_path = args.from_games.as_ref().expect("checked by the caller");
     let out = args.out.as_ref().expect("clap requires --out");
@@ -590,6 +692,9 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
                 "no move keeps the proven value {value} of {}: solver bug",
                 c.position.fen()
             );
+        }
+        if args.critical_only && keeping.len() == c.position.legal_moves().len() {
+            continue;
         }
         suite.push(SuiteRow {
             fen: c.position.fen(),
