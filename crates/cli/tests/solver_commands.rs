@@ -716,7 +716,7 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
             .unwrap()
             .parse()
             .unwrap();
-        assert!(deepest >= 2 && deepest % 2 == 0, "{line}");
+        assert!(deepest >= 2 && deepest.is_multiple_of(2), "{line}");
         let moves: Vec<&str> = row["moves"].split_whitespace().collect();
         let k = moves.len() - deepest;
         let replayed = ok(&["replay", &moves.join(" ")]);
