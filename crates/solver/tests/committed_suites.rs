@@ -157,3 +157,63 @@ fn the_classic_set_with_sideways_steps_agrees_with_proof_number_search_and_small
     let (_, moves, _) = recheck(&few, usize::MAX, 40, |p| solver.solve(p).value);
     assert!(moves >= 80, "{moves} moves decided");
 }
+
+/// The Two Foxes critical set was built by df-pn with the distance start;
+/// a seeded sample of its rows is solved again with plain df-pn (the
+/// mobility start, another search order) on a fresh table: each row's
+/// value, every keeping move's value, and a move outside them that gives
+/// the value away, so a row that is not critical, or not exact, fails.
+#[test]
+fn the_two_foxes_critical_set_holds_again_under_plain_df_pn() {
+    let entries = read_suite(&suite_path("two-foxes-critical.csv")).unwrap();
+    assert!(entries.len() >= 500, "{} rows", entries.len());
+    for e in &entries {
+        let legal = e.position.legal_moves().len();
+        assert!(
+            !e.keeping.is_empty() && e.keeping.len() < legal,
+            "line {}: not critical",
+            e.line
+        );
+    }
+    let mut solver = Solver::new(SolverConfig {
+        budget_nodes: 1_000_000,
+        tt_mib: 128,
+        init: halatafl_solver::LeafInit::Mobility,
+        ..SolverConfig::default()
+    })
+    .unwrap();
+    let (mut checked, mut state) = (0, 0x2029_u64);
+    let mut tried = 0;
+    while checked < 25 && tried < 120 {
+        tried += 1;
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let e = &entries[((state >> 33) % entries.len() as u64) as usize];
+        let Some(value) = solver.solve(&e.position).value else {
+            continue;
+        };
+        assert_eq!(value, e.value, "line {}", e.line);
+        let mut decided_all = true;
+        let mut gave_away = false;
+        for m in e.position.legal_moves() {
+            let mut child = e.position;
+            child.play_unchecked(m);
+            let Some(v) = solver.solve(&child).value else {
+                decided_all = false;
+                continue;
+            };
+            if e.keeping.contains(&m) {
+                assert_eq!(v, e.value, "line {}: keeping move {m}", e.line);
+            } else {
+                assert_ne!(v, e.value, "line {}: move {m} keeps the value", e.line);
+                gave_away = true;
+            }
+        }
+        if decided_all {
+            assert!(gave_away, "line {}", e.line);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "{checked} rows re-derived whole of {tried} tried");
+}
