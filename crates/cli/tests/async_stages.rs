@@ -144,6 +144,7 @@ fn check_finished_run(run: &Path) {
     // Shards: of generations 1..=GENERATIONS (made by checkpoints that
     // exist), named by worker and sequence, complete.
     let mut worker_shards = 0;
+    let mut games_files = 0;
     for entry in std::fs::read_dir(run.join("shards")).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -158,6 +159,23 @@ fn check_finished_run(run: &Path) {
             if name.starts_with('.') {
                 continue; // a killed writer's temporary file: never read
             }
+            if let Some(stem) = name.strip_suffix(".games.csv") {
+                // The piece's games, beside its shard: rows that replay.
+                let (worker, seq) = stem
+                    .strip_prefix('w')
+                    .and_then(|n| n.split_once('-'))
+                    .unwrap();
+                assert!(["1", "2"].contains(&worker) && seq.len() == 6, "{name}");
+                let rows = read_csv(&entry.path().join(&name));
+                assert!(!rows.is_empty(), "{name}");
+                for row in &rows {
+                    assert_eq!(row["generation"], g.to_string(), "{name}");
+                    let moves = row["moves"].split_whitespace().count();
+                    assert_eq!(moves.to_string(), row["plies"], "{name}");
+                }
+                games_files += 1;
+                continue;
+            }
             let (worker, seq) = name
                 .strip_prefix('w')
                 .and_then(|n| n.strip_suffix(".shard"))
@@ -169,6 +187,7 @@ fn check_finished_run(run: &Path) {
         }
     }
     assert!(worker_shards > 0);
+    assert!(games_files > 0);
     let out = Command::new(bin()).arg("report").arg(run).output().unwrap();
     assert!(
         out.status.success(),

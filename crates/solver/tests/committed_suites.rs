@@ -215,5 +215,8 @@ fn the_two_foxes_critical_set_holds_again_under_plain_df_pn() {
             checked += 1;
         }
     }
-    assert!(checked >= 25, "{checked} rows re-derived whole of {tried} tried");
+    assert!(
+        checked >= 25,
+        "{checked} rows re-derived whole of {tried} tried"
+    );
 }
