@@ -545,6 +545,22 @@ struct Candidate {
     to_end: usize,
 }
 
+/// The game of a row of `games_path`, replayed over the rules; an error
+/// names the file, the game and the ply.
+fn replay_row(games_path: &std::path::Path, row: &halatafl_arena::GameRow) -> Result<Game> {
+    let variant: Variant = row
+        .variant
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game))?;
+    let mut game = Game::start_of(variant);
+    for (i, text) in row.moves.split_whitespace().enumerate() {
+        game.play_str(text).with_context(|| {
+            format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
+        })?;
+    }
+    Ok(game)
+}
+
 /// `solve --from-games G --deepest`: per game, the deepest position before
 /// its end that df-pn proves within the budget (see `SolveArgs::deepest`).
 fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
@@ -560,15 +576,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let mut depths = Vec::new();
     let mut all_nodes = 0;
     for row in &rows {
-        let variant: Variant = row.variant.parse().map_err(|e: String| {
-            anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game)
-        })?;
-        let mut game = Game::start_of(variant);
-        for (i, text) in row.moves.split_whitespace().enumerate() {
-            game.play_str(text).with_context(|| {
-                format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
-            })?;
-        }
+        let game = replay_row(games_path, row)?;
         let positions = game.positions();
         let end = positions.len() - 1;
         // One table per game: the proofs of its later positions serve the
@@ -638,15 +646,7 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
     for row in &rows {
-        let variant: Variant = row.variant.parse().map_err(|e: String| {
-            anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game)
-        })?;
-        let mut game = Game::start_of(variant);
-        for (i, text) in row.moves.split_whitespace().enumerate() {
-            game.play_str(text).with_context(|| {
-                format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
-            })?;
-        }
+        let game = replay_row(games_path, row)?;
         let plies = game.positions().len();
         for (ply, position) in game.positions().iter().enumerate().rev() {
             if !(plies - 1 - ply).is_multiple_of(args.every)
@@ -655,7 +655,7 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             {
                 continue;
             }
-            if seen.insert((position.fen(), variant.to_string())) {
+            if seen.insert((position.fen(), position.variant().to_string())) {
                 candidates.push(Candidate {
                     position: *position,
                     game: row.game,
