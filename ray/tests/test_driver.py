@@ -166,17 +166,25 @@ def check_finished_run(run: Path, generations: int) -> None:
     selfplay = Counter(int(r["generation"]) for r in read_csv(run / "selfplay.csv"))
     assert selfplay[0] == 1 and set(selfplay.values()) == {1} and max(selfplay) <= generations
     # Shards: of generations with a checkpoint before them, named by worker.
-    worker_shards = 0
+    worker_shards = games_files = 0
     for gen_dir in (run / "shards").iterdir():
         g = int(gen_dir.name.removeprefix("gen_"))
         assert g <= generations
         for shard in gen_dir.iterdir():
             if g == 0 or shard.name.startswith("."):
                 continue  # the expert's games; a killed writer's temporary file
+            if shard.name.endswith(".games.csv"):
+                # The piece's self-play games beside its shard.
+                worker, seq = shard.name.removeprefix("w").removesuffix(".games.csv").split("-")
+                assert worker in ("1", "2") and len(seq) == 6, shard.name
+                rows = read_csv(shard)
+                assert rows and all(int(r["generation"]) == g for r in rows), shard.name
+                games_files += 1
+                continue
             worker, seq = shard.name.removeprefix("w").removesuffix(".shard").split("-")
             assert worker in ("1", "2") and len(seq) == 6, shard.name
             worker_shards += 1
-    assert worker_shards > 0
+    assert worker_shards > 0 and games_files > 0
     report = subprocess.run([BINARY, "report", run], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     assert not halatafl_processes(run), "a halatafl process outlived the driver"
