@@ -75,6 +75,12 @@ fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
     halatafl_dataio::write_atomically(path, bytes).map_err(|e| io_error(path, e))
 }
 
+/// `rows` as CSV text with a header line, the bytes `write_csv_atomic`
+/// writes (for a download rather than a file).
+pub fn csv_bytes<T: Serialize>(rows: &[T]) -> Result<Vec<u8>, ArenaError> {
+    encode(rows, true)
+}
+
 /// Writes `rows` (with a header line) to `path`, replacing it atomically.
 pub fn write_csv_atomic<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), ArenaError> {
     replace_atomically(path, &encode(rows, true)?)

@@ -19,8 +19,8 @@ pub mod stats;
 mod summary;
 
 pub use csvlog::{
-    append_csv_atomic, parse_game_rows, read_game_rows, same_file, write_csv_atomic, write_target,
-    GameRow, ThinkingTime,
+    append_csv_atomic, csv_bytes, parse_game_rows, read_game_rows, same_file, write_csv_atomic,
+    write_target, GameRow, ThinkingTime,
 };
 pub use ladder::{run_ladder, Ladder};
 pub use ratings::{fit_ratings, Rating};

@@ -1,9 +1,10 @@
 //! What the board says about a position: the network's policy and value,
 //! a search's visits and values per move, alpha-beta's evaluation and line,
 //! the solver's proven value and, for classic Fox and Geese, the value in
-//! the retrograde tables. Each is a blocking function run on a worker
-//! thread (the server bounds how many run at once); each takes a stop
-//! signal that the server raises at its time cap.
+//! the retrograde tables (in [`crate::tables`]). Each is a blocking
+//! function run on a worker thread (the server bounds how many run at
+//! once); the searches take the stop signal the server raises at its time
+//! cap, the solver its node budget.
 //!
 //! Values are always for the side to move in the analysed position, in
 //! [-1, 1] (win − loss).
@@ -11,7 +12,7 @@
 use crate::line::MoveView;
 use halatafl_agent::{AgentSpec, StopSignal};
 use halatafl_alphabeta::{mate_distance, AlphaBeta, Limits};
-use halatafl_mcts::{Evaluator, MctsConfig, RolloutEvaluator, Search, Terminal, Wdl};
+use halatafl_mcts::{Evaluator, MctsConfig, Search, Terminal, Wdl};
 use halatafl_nn::agent::NetSource;
 use halatafl_nn::Precision;
 use halatafl_rules::{Game, Position};
@@ -180,14 +181,11 @@ pub fn search(
     let (evaluator, guide, config): (Arc<dyn Evaluator<Game>>, String, MctsConfig) = match net {
         Some(net) => (net.evaluator(game)?, net.spec(), MctsConfig::default()),
         None => {
+            // The `mcts` agent's defaults: random playouts.
             let spec = AgentSpec::parse("mcts", "").map_err(|e| e.to_string())?;
             let parsed = halatafl_mcts::from_spec(&spec, &[]).map_err(|e| e.to_string())?;
-            let max_plies = match parsed.eval {
-                halatafl_mcts::LeafEval::Rollout { max_plies } => max_plies,
-                halatafl_mcts::LeafEval::Uniform => 0,
-            };
             (
-                Arc::new(RolloutEvaluator::new(seed, max_plies)),
+                parsed.eval.evaluator(seed),
                 "rollouts".into(),
                 parsed.config,
             )

@@ -13,7 +13,7 @@
 //! never hides the others.
 
 use crate::line::LineRequest;
-use halatafl_rules::{excerpt, Game, Variant};
+use halatafl_rules::{excerpt, Game};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -126,12 +126,12 @@ impl Catalog {
                         .collect();
                     files.extend(selfplay_game_files(dir));
                     if files.is_empty() {
-                        catalog.problems.push(Problem {
-                            file: dir.display().to_string(),
-                            line: 0,
-                            why: "no games here yet: a run keeps them in eval.csv, bootstrap.csv and shards/gen_*/*games.csv"
+                        catalog.problem(
+                            &dir.display().to_string(),
+                            0,
+                            "no games here yet: a run keeps them in eval.csv, bootstrap.csv and shards/gen_*/*games.csv"
                                 .into(),
-                        });
+                        );
                     }
                     for file in files {
                         catalog.read_file(&file);
@@ -142,28 +142,28 @@ impl Catalog {
         catalog
     }
 
+    fn problem(&mut self, file: &str, line: u64, why: String) {
+        self.problems.push(Problem {
+            file: file.to_string(),
+            line,
+            why,
+        });
+    }
+
     fn read_file(&mut self, path: &Path) {
         let name = path.display().to_string();
         self.files.push(name.clone());
         let mut reader = match csv::Reader::from_path(path) {
             Ok(r) => r,
             Err(e) => {
-                self.problems.push(Problem {
-                    file: name,
-                    line: 0,
-                    why: format!("cannot read: {e}"),
-                });
+                self.problem(&name, 0, format!("cannot read: {e}"));
                 return;
             }
         };
         let headers = match reader.headers() {
             Ok(h) => h.clone(),
             Err(e) => {
-                self.problems.push(Problem {
-                    file: name,
-                    line: 1,
-                    why: format!("no header line: {e}"),
-                });
+                self.problem(&name, 1, format!("no header line: {e}"));
                 return;
             }
         };
@@ -172,11 +172,7 @@ impl Catalog {
                 Ok(r) => r,
                 Err(e) => {
                     let line = e.position().map_or(0, |p| p.line());
-                    self.problems.push(Problem {
-                        file: name.clone(),
-                        line,
-                        why: format!("not a CSV row: {e}"),
-                    });
+                    self.problem(&name, line, format!("not a CSV row: {e}"));
                     if e.position().is_none() {
                         break;
                     }
@@ -187,32 +183,18 @@ impl Catalog {
             let row: Row = match record.deserialize(Some(&headers)) {
                 Ok(row) => row,
                 Err(e) => {
-                    self.problems.push(Problem {
-                        file: name.clone(),
-                        line,
-                        why: format!("not a game row: {e}"),
-                    });
+                    self.problem(&name, line, format!("not a game row: {e}"));
                     continue;
                 }
             };
             match self.game_of(row, &name, line) {
                 Ok(game) => self.games.push(game),
-                Err(why) => self.problems.push(Problem {
-                    file: name.clone(),
-                    line,
-                    why,
-                }),
+                Err(why) => self.problem(&name, line, why),
             }
         }
     }
 
     fn game_of(&self, row: Row, file: &str, line: u64) -> Result<CatalogGame, String> {
-        let variant = match &row.variant {
-            Some(v) if !v.trim().is_empty() => v
-                .parse::<Variant>()
-                .map_err(|e| format!("variant `{}`: {e}", excerpt(v, None)))?,
-            _ => Variant::two_foxes(),
-        };
         if !matches!(row.result.as_str(), "foxes" | "geese" | "draw") {
             return Err(format!(
                 "result `{}`: expected `foxes`, `geese` or `draw`",
@@ -220,9 +202,10 @@ impl Catalog {
             ));
         }
         let moves: Vec<String> = row.moves.split_whitespace().map(str::to_string).collect();
+        let given = |field: Option<String>| field.filter(|s| !s.trim().is_empty());
         let request = LineRequest {
-            variant: Some(variant.to_string()),
-            start: row.start.filter(|s| !s.trim().is_empty()),
+            variant: given(row.variant),
+            start: given(row.start),
             moves,
         };
         let game: Game = request.game(MAX_GAME_PLIES)?;
@@ -239,7 +222,7 @@ impl Catalog {
                 result: row.result,
                 reason: row.reason,
                 plies: game.ply(),
-                variant: variant.to_string(),
+                variant: game.position().variant().to_string(),
             },
             line: request,
         })

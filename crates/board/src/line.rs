@@ -4,7 +4,7 @@
 //! itself: every position it draws comes from the rules engine here.
 
 use halatafl_rules::{
-    excerpt, geometry::Geometry, Bitboard, Direction, Game, Move, Point, Position, Side, Variant,
+    excerpt, geometry::Geometry, Bitboard, Direction, Game, Move, Point, Position, Variant,
 };
 use serde::{Deserialize, Serialize};
 
@@ -207,11 +207,6 @@ impl LineView {
 
 fn names(b: Bitboard) -> Vec<String> {
     b.map(|p| p.to_string()).collect()
-}
-
-/// The side's name as the page shows it.
-pub fn side_name(side: Side) -> &'static str {
-    side.name()
 }
 
 #[cfg(test)]

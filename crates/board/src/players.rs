@@ -15,6 +15,16 @@ use std::path::{Path, PathBuf};
 /// Most MiB of an alpha-beta table one request may ask for.
 pub const MAX_TT_MIB: u64 = 256;
 
+/// Refuses `key=value` outside `min..=max`, naming the server's bound
+/// `flag`: the one check of every budget a request may ask for.
+pub fn within(key: &str, value: u64, min: u64, max: u64, flag: &str) -> Result<(), String> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(format!("{key}={value}: expected {min} to {max} ({flag})"))
+    }
+}
+
 /// The checkpoints and bounds the server plays with.
 #[derive(Clone, Debug)]
 pub struct Players {
@@ -101,33 +111,15 @@ impl Players {
         let number = |key: &str| -> Result<Option<u64>, String> {
             parsed.get::<u64>(key).map_err(|e| e.to_string())
         };
-        if let Some(ms) = number("ms")? {
-            if ms > self.max_ms {
-                return Err(format!(
-                    "ms={ms}: this server thinks at most {} ms per move (--max-ms)",
-                    self.max_ms
-                ));
-            }
-        }
-        if let Some(sims) = number("sims")? {
-            if sims > u64::from(self.max_sims) {
-                return Err(format!(
-                    "sims={sims}: this server runs at most {} simulations (--max-sims)",
-                    self.max_sims
-                ));
-            }
-        }
-        if let Some(depth) = number("depth")? {
-            if depth > u64::from(self.max_depth) {
-                return Err(format!(
-                    "depth={depth}: this server searches at most {} plies (--max-depth)",
-                    self.max_depth
-                ));
-            }
-        }
-        if let Some(tt) = number("tt")? {
-            if tt > MAX_TT_MIB {
-                return Err(format!("tt={tt}: at most {MAX_TT_MIB} MiB per table here"));
+        // `sims=0` is a network's raw policy.
+        for (key, min, max, flag) in [
+            ("ms", 1, self.max_ms, "--max-ms"),
+            ("sims", 0, u64::from(self.max_sims), "--max-sims"),
+            ("depth", 1, u64::from(self.max_depth), "--max-depth"),
+            ("tt", 1, MAX_TT_MIB, "the board's table cap"),
+        ] {
+            if let Some(value) = number(key)? {
+                within(key, value, min, max, flag)?;
             }
         }
         if parsed.kind == "net" {

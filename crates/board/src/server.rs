@@ -82,12 +82,12 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// What every handler shares.
 pub struct Board {
     config: BoardConfig,
-    sources: Vec<Source>,
     catalog: RwLock<Arc<Catalog>>,
     players: Players,
     tables: ClassicTables,
     searches: Arc<Semaphore>,
-    /// Where the runs' reports are drawn: a folder of this server's own.
+    /// Where the runs' reports are drawn: a folder of this board's own,
+    /// removed when the board is dropped.
     report_dir: PathBuf,
     /// The files each run's last drawn report may serve, by run index.
     report_files: Mutex<Vec<Vec<String>>>,
@@ -99,13 +99,13 @@ impl Board {
     /// agent spec that is wrong stops it here, with the reason.
     pub fn new(config: BoardConfig) -> Result<Board, String> {
         let players = Players::new(&config)?;
-        let mut sources: Vec<Source> = config.games.iter().cloned().map(Source::Csv).collect();
-        sources.extend(config.runs.iter().cloned().map(Source::Run));
-        let catalog = Catalog::load(&sources);
+        let catalog = Catalog::load(&sources(&config));
+        // Unique per board, so boards of one process never share it.
+        static BOARDS: AtomicU64 = AtomicU64::new(0);
         let report_dir = std::env::temp_dir().join(format!(
             "halatafl-board-{}-{}",
             std::process::id(),
-            config.port
+            BOARDS.fetch_add(1, Ordering::Relaxed)
         ));
         Ok(Board {
             tables: ClassicTables::new(config.tables, config.tables_mib),
@@ -113,7 +113,6 @@ impl Board {
             report_files: Mutex::new(vec![Vec::new(); config.runs.len()]),
             seeds: AtomicU64::new(config.seed),
             catalog: RwLock::new(Arc::new(catalog)),
-            sources,
             players,
             report_dir,
             config,
@@ -128,6 +127,11 @@ impl Board {
 
     fn catalog(&self) -> Arc<Catalog> {
         self.catalog.read().expect("catalog lock").clone()
+    }
+
+    /// The folder run `i`'s report is drawn into.
+    fn report_out(&self, i: usize) -> PathBuf {
+        self.report_dir.join(format!("run-{i}"))
     }
 
     fn next_seed(&self) -> u64 {
@@ -177,6 +181,20 @@ impl Board {
             }),
         }
     }
+}
+
+impl Drop for Board {
+    fn drop(&mut self) {
+        // Drawn reports are copies; nothing else is kept there.
+        let _ = std::fs::remove_dir_all(&self.report_dir);
+    }
+}
+
+/// The game files and run directories of `config`, in the order listed.
+fn sources(config: &BoardConfig) -> Vec<Source> {
+    let csvs = config.games.iter().cloned().map(Source::Csv);
+    csvs.chain(config.runs.iter().cloned().map(Source::Run))
+        .collect()
 }
 
 /// The router of `board`: the page, its assets, the API and the reports.
@@ -282,7 +300,7 @@ async fn game(State(board): State<Arc<Board>>, UrlPath(id): UrlPath<String>) -> 
 
 async fn reload(State(board): State<Arc<Board>>) -> ApiResult {
     let b = board.clone();
-    let catalog = tokio::task::spawn_blocking(move || Catalog::load(&b.sources))
+    let catalog = tokio::task::spawn_blocking(move || Catalog::load(&sources(&b.config)))
         .await
         .map_err(|e| ApiError::bad(format!("reading the games failed: {e}")))?;
     let counts = (catalog.games.len(), catalog.problems.len());
@@ -331,12 +349,11 @@ async fn analyse(
     let game = game_of(&r.line)?;
     let c = &board.config;
     let max_ms = c.max_movetime.as_millis() as u64;
+    let within = |key, value: u64, max: u64, flag| {
+        crate::players::within(key, value, 1, max, flag).map_err(ApiError::bad)
+    };
     if let Some(ms) = r.ms {
-        if ms == 0 || ms > max_ms {
-            return Err(ApiError::bad(format!(
-                "ms={ms}: expected 1 to {max_ms} (--max-ms)"
-            )));
-        }
+        within("ms", ms, max_ms, "--max-ms")?;
     }
     let movetime = r.ms.map(Duration::from_millis);
     let network = |spec: Option<&str>| {
@@ -355,12 +372,7 @@ async fn analyse(
         }
         "search" => {
             let sims = r.sims.unwrap_or(800);
-            if sims == 0 || sims > c.max_sims {
-                return Err(ApiError::bad(format!(
-                    "sims={sims}: expected 1 to {} (--max-sims)",
-                    c.max_sims
-                )));
-            }
+            within("sims", sims.into(), c.max_sims.into(), "--max-sims")?;
             let net = match r.network.as_deref() {
                 None | Some("rollouts") => None,
                 Some(spec) => Some(network(Some(spec))?),
@@ -376,12 +388,7 @@ async fn analyse(
         }
         "alphabeta" => {
             if let Some(depth) = r.depth {
-                if depth == 0 || depth > c.max_depth {
-                    return Err(ApiError::bad(format!(
-                        "depth={depth}: expected 1 to {} (--max-depth)",
-                        c.max_depth
-                    )));
-                }
+                within("depth", depth.into(), c.max_depth.into(), "--max-depth")?;
             }
             let (depth, movetime) = match (r.depth, movetime) {
                 (None, None) => (None, Some(Duration::from_millis(1000.min(max_ms)))),
@@ -394,12 +401,7 @@ async fn analyse(
         }
         "solver" => {
             let nodes = r.nodes.unwrap_or(1_000_000);
-            if nodes == 0 || nodes > c.max_solver_nodes {
-                return Err(ApiError::bad(format!(
-                    "nodes={nodes}: expected 1 to {} (--max-solver-nodes)",
-                    c.max_solver_nodes
-                )));
-            }
+            within("nodes", nodes, c.max_solver_nodes, "--max-solver-nodes")?;
             let position = *game.position();
             let a = board
                 .search(move |_| analysis::solve(&position, nodes))
@@ -506,7 +508,7 @@ async fn export(body: Result<Json<ExportRequest>, JsonRejection>) -> Result<Resp
         ));
     }
     let start = Game::new(*game.start_position());
-    let row = halatafl_dataio::GameRow::from_game(
+    let row = halatafl_arena::GameRow::from_game(
         1,
         0,
         &start,
@@ -516,13 +518,8 @@ async fn export(body: Result<Json<ExportRequest>, JsonRejection>) -> Result<Resp
         [r.foxes_seconds.max(0.0), r.geese_seconds.max(0.0)],
         0,
     );
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .serialize(&row)
+    let bytes = halatafl_arena::csv_bytes(&[row])
         .map_err(|e| ApiError::bad(format!("writing the row: {e}")))?;
-    let bytes = writer
-        .into_inner()
-        .map_err(|e| ApiError::bad(e.to_string()))?;
     Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
@@ -555,7 +552,7 @@ async fn report(
 ) -> Result<Html<String>, ApiError> {
     let i = run_index(&board, &run)?;
     let dir = board.config.runs[i].clone();
-    let out = board.report_dir.join(format!("run-{i}"));
+    let out = board.report_out(i);
     let drawn = tokio::task::spawn_blocking(move || report_page::draw(&dir, &out))
         .await
         .map_err(|e| ApiError::bad(e.to_string()))?;
@@ -588,7 +585,7 @@ async fn report_file(
             excerpt(&file, None)
         )));
     }
-    let path = board.report_dir.join(format!("run-{i}")).join(&file);
+    let path = board.report_out(i).join(&file);
     let bytes = std::fs::read(&path).map_err(|e| ApiError::not_found(format!("{file}: {e}")))?;
     let kind = match file.rsplit('.').next() {
         Some("png") => "image/png",

@@ -13,7 +13,7 @@
 use crate::line::MoveView;
 use halatafl_rules::{Position, Variant, VariantKind};
 use halatafl_solver::suite::ExactValues;
-use halatafl_solver::{RetroConfig, RetroError, RetroTables, SidewaysTables, Value};
+use halatafl_solver::{RetroConfig, RetroError, RetroTables, SidewaysTables};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -75,10 +75,6 @@ pub struct TableMove {
     pub value: &'static str,
 }
 
-fn word(v: Value) -> &'static str {
-    v.word()
-}
-
 impl ClassicTables {
     /// Tables that are built when asked for (`enabled`), within
     /// `memory_limit_mib` (`None`: the memory available).
@@ -105,26 +101,28 @@ impl ClassicTables {
         }
         let need = position.geese().count().max(4);
         let mut states = self.states.lock().expect("tables lock");
-        let covering = |wanted: fn(&State) -> bool| {
+        // Tables of as many geese or more answer this position.
+        let covering = || {
             states
                 .iter()
-                .filter(|((v, most), state)| *v == variant && *most >= need && wanted(state))
-                .min_by_key(|((_, most), _)| *most)
-                .map(|(key, _)| *key)
+                .filter(move |((v, most), _)| *v == variant && *most >= need)
+                .map(|(_, state)| state)
         };
-        let tables = if let Some(key) = covering(|s| matches!(s, State::Ready(_))) {
-            match &states[&key] {
-                State::Ready(t) => t.clone(),
-                _ => unreachable!("chosen for being ready"),
+        let ready = covering().find_map(|state| match state {
+            State::Ready(t) => Some(t.clone()),
+            _ => None,
+        });
+        let Some(tables) = ready else {
+            let building = covering().find_map(|state| match state {
+                State::Building { layers_done, of } => Some((*layers_done, *of)),
+                _ => None,
+            });
+            if let Some((layers_done, of)) = building {
+                return TableAnswer::Building { layers_done, of };
             }
-        } else if let Some(key) = covering(|s| matches!(s, State::Building { .. })) {
-            let State::Building { layers_done, of } = states[&key] else {
-                unreachable!("chosen for building")
-            };
-            return TableAnswer::Building { layers_done, of };
-        } else if let Some(State::Failed(why)) = states.get(&(variant, need)) {
-            return TableAnswer::Failed { why: why.clone() };
-        } else {
+            if let Some(State::Failed(why)) = states.get(&(variant, need)) {
+                return TableAnswer::Failed { why: why.clone() };
+            }
             let of = need - 3;
             states.insert((variant, need), State::Building { layers_done: 0, of });
             self.start_build(variant, need);
@@ -140,13 +138,13 @@ impl ClassicTables {
                 .into_iter()
                 .map(|(m, v)| TableMove {
                     mv: MoveView::of(m),
-                    value: word(v),
+                    value: v.word(),
                 })
                 .collect(),
             Err(e) => return TableAnswer::Failed { why: e.to_string() },
         };
         TableAnswer::Solved {
-            value: word(value),
+            value: value.word(),
             moves,
         }
     }

@@ -299,7 +299,7 @@ async fn a_finished_game_exports_as_an_arena_row() {
     assert_eq!(response.status(), StatusCode::OK);
     let bytes = response.into_body().collect().await.unwrap().to_bytes();
     let mut reader = csv::Reader::from_reader(&bytes[..]);
-    let rows: Vec<halatafl_dataio::GameRow> = reader.deserialize().map(|r| r.unwrap()).collect();
+    let rows: Vec<halatafl_arena::GameRow> = reader.deserialize().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].moves, moves.join(" "));
     assert_eq!(rows[0].plies, moves.len());

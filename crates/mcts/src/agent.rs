@@ -49,11 +49,8 @@ impl MctsAgent {
     /// `eval=uniform`).
     pub fn from_spec(spec: &AgentSpec, seed: u64) -> Result<MctsAgent, SpecError> {
         let parsed = from_spec(spec, &[])?;
-        let mut agent = MctsAgent::new(
-            spec.to_string(),
-            parsed.config,
-            leaf_evaluator(parsed.eval, seed),
-        );
+        let mut agent =
+            MctsAgent::new(spec.to_string(), parsed.config, parsed.eval.evaluator(seed));
         agent.seed = seed;
         agent.leaf_eval = Some(parsed.eval);
         Ok(agent.with_movetime(parsed.movetime))
@@ -129,14 +126,18 @@ impl Agent for MctsAgent {
         self.seed = seed;
         self.search = None;
         if let Some(eval) = self.leaf_eval {
-            self.evaluator = leaf_evaluator(eval, seed);
+            self.evaluator = eval.evaluator(seed);
         }
     }
 }
 
-fn leaf_evaluator(eval: LeafEval, seed: u64) -> Arc<dyn Evaluator<Game>> {
-    match eval {
-        LeafEval::Rollout { max_plies } => Arc::new(RolloutEvaluator::new(seed, max_plies)),
-        LeafEval::Uniform => Arc::new(UniformEvaluator),
+impl LeafEval {
+    /// The network-free evaluator this names, seeded with `seed` (the
+    /// `mcts:` agent's, and any front end searching without a network).
+    pub fn evaluator(self, seed: u64) -> Arc<dyn Evaluator<Game>> {
+        match self {
+            LeafEval::Rollout { max_plies } => Arc::new(RolloutEvaluator::new(seed, max_plies)),
+            LeafEval::Uniform => Arc::new(UniformEvaluator),
+        }
     }
 }

@@ -142,7 +142,8 @@ impl NetRegistry {
     }
 
     /// [`NetRegistry::network`] for games of `variant`: a network trained
-    /// on another variant is refused, naming both (analysis front ends).
+    /// on another variant is refused, naming both. Network agents and the
+    /// analysis board take their networks through here.
     pub fn network_for(
         &self,
         source: NetSource,
@@ -282,23 +283,12 @@ fn build_agent_from(
     let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
     let precision: Precision = spec.get_or("precision", Precision::F32)?;
-    let shared = registry
-        .shared(source, &device, precision)
+    let (evaluator, net_config) = registry
+        .network_for(source, &device, precision, variant)
         .map_err(|why| SpecError::Build {
             spec: spec.to_string(),
             why,
         })?;
-    let network = match source {
-        NetSource::File(path) => path.display().to_string(),
-        NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
-    };
-    check_trained_variant(&network, shared.variant.as_deref(), variant).map_err(|why| {
-        SpecError::Build {
-            spec: spec.to_string(),
-            why,
-        }
-    })?;
-    let (evaluator, net_config) = (shared.evaluator, shared.config);
     if raw_policy {
         // The utility steers a search; the raw policy has none.
         let known: Vec<&str> = options().filter(|k| *k != "moves_left").collect();

@@ -23,7 +23,7 @@ use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, 
 use crate::shard::{write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_dataio::run_rows::{append_rows, SelfPlayRow};
-use halatafl_dataio::{write_atomically, SelfPlayGameRow};
+use halatafl_dataio::SelfPlayGameRow;
 use halatafl_nn::checkpoint;
 use halatafl_nn::NetEvaluator;
 use halatafl_rules::{Position, Side};
@@ -242,34 +242,30 @@ impl Run {
         let cfg = &self.config;
         let variant = cfg.variant()?.to_string();
         games.sort_by_key(|g| g.index);
-        let mut writer = csv::Writer::from_writer(Vec::new());
-        for g in games {
-            let player = |side: Side| {
-                if g.opponent == Some(side) {
-                    cfg.selfplay.opponent.clone()
-                } else {
-                    "selfplay".to_string()
-                }
-            };
-            writer
-                .serialize(SelfPlayGameRow {
-                    generation,
-                    game: g.index + 1,
-                    foxes: player(Side::Foxes),
-                    geese: player(Side::Geese),
-                    result: g.result.to_string(),
-                    reason: g.reason,
-                    plies: g.plies,
-                    moves: g.moves,
-                    start: g.start.unwrap_or_default(),
-                    variant: variant.clone(),
-                })
-                .map_err(|e| TrainError::Refused(format!("{}: {e}", path.display())))?;
-        }
-        let bytes = writer
-            .into_inner()
-            .map_err(|e| TrainError::Refused(format!("{}: {e}", path.display())))?;
-        write_atomically(path, &bytes).map_err(at(path))
+        let player = |g: &FinishedGame, side: Side| {
+            if g.opponent == Some(side) {
+                cfg.selfplay.opponent.clone()
+            } else {
+                "selfplay".to_string()
+            }
+        };
+        let rows: Vec<SelfPlayGameRow> = games
+            .into_iter()
+            .map(|g| SelfPlayGameRow {
+                generation,
+                game: g.index + 1,
+                foxes: player(&g, Side::Foxes),
+                geese: player(&g, Side::Geese),
+                result: g.result.to_string(),
+                reason: g.reason,
+                plies: g.plies,
+                moves: g.moves,
+                start: g.start.unwrap_or_default(),
+                variant: variant.clone(),
+            })
+            .collect();
+        halatafl_arena::write_csv_atomic(path, &rows)?;
+        Ok(())
     }
 }
 
