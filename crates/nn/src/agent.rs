@@ -6,7 +6,7 @@
 
 use crate::checkpoint;
 use crate::config::NetConfig;
-use crate::inference::{InferenceNet, Precision};
+use crate::inference::{Precision, PrecisionChoice, PreparedNet};
 use crate::inference_server::{EvaluatorConfig, NetEvaluator};
 use crate::targets::AuxTarget;
 use halatafl_agent::{Agent, AgentSpec, Budget, Decision, SearchInfo, SpecError};
@@ -31,7 +31,10 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
         "milliseconds of search per move (with sims: whichever ends first)",
     ),
     ("device", "cpu (default), cuda, cuda:N or auto"),
-    ("precision", "f32 (default) or bf16 inference"),
+    (
+        "precision",
+        "f32 (default), bf16, or auto (the faster here, timed when the network loads)",
+    ),
     (
         "moves_left",
         "moves-left utility of the search, 0 to 1 (default 0: off; needs a network with a moves-left head)",
@@ -41,7 +44,7 @@ pub const NET_OPTIONS: &[(&str, &str)] = &[
 /// The `net:` spec's syntax in one line: the help text [`AgentSpec::parse`]
 /// shows with a bad spec.
 pub fn net_forms() -> String {
-    "net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,any mcts option]"
+    "net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16|auto][,any mcts option]"
         .to_string()
 }
 
@@ -95,6 +98,11 @@ pub fn check_trained_variant(
     }
 }
 
+/// The batch an agent's `precision=auto` is timed at: a match game's search
+/// sends its leaves per tree (a few) per call, and the games that share a
+/// network in parallel add theirs, so calls are small.
+pub const AGENT_TRIAL_BATCH: usize = 8;
+
 /// A network loaded once and shared.
 #[derive(Clone)]
 struct Shared {
@@ -125,7 +133,7 @@ impl NetRegistry {
         &self,
         source: NetSource,
         device: &str,
-        precision: Precision,
+        precision: impl Into<PrecisionChoice>,
     ) -> Result<Arc<NetEvaluator>, String> {
         self.network(source, device, precision).map(|(e, _)| e)
     }
@@ -135,9 +143,9 @@ impl NetRegistry {
         &self,
         source: NetSource,
         device: &str,
-        precision: Precision,
+        precision: impl Into<PrecisionChoice>,
     ) -> Result<(Arc<NetEvaluator>, NetConfig), String> {
-        self.shared(source, device, precision)
+        self.shared(source, device, precision.into())
             .map(|s| (s.evaluator, s.config))
     }
 
@@ -148,10 +156,10 @@ impl NetRegistry {
         &self,
         source: NetSource,
         device: &str,
-        precision: Precision,
+        precision: impl Into<PrecisionChoice>,
         variant: Variant,
     ) -> Result<(Arc<NetEvaluator>, NetConfig), String> {
-        let shared = self.shared(source, device, precision)?;
+        let shared = self.shared(source, device, precision.into())?;
         let name = match source {
             NetSource::File(path) => path.display().to_string(),
             NetSource::Shipped => SHIPPED_NETWORK_NAME.to_string(),
@@ -165,13 +173,13 @@ impl NetRegistry {
         &self,
         source: NetSource,
         device: &str,
-        precision: Precision,
+        precision: PrecisionChoice,
     ) -> Result<Shared, String> {
         let name = match source {
             NetSource::File(path) => path.display().to_string(),
             NetSource::Shipped => format!("<shipped {SHIPPED_NETWORK_NAME}>"),
         };
-        let key = format!("{name}|{device}|{precision:?}");
+        let key = format!("{name}|{device}|{precision}");
         let mut map = self.evaluators.lock().expect("registry lock");
         if let Some(shared) = map.get(&key) {
             return Ok(shared.clone());
@@ -195,9 +203,9 @@ impl NetRegistry {
                     .to_string(),
             ),
         };
-        let net = InferenceNet::new(&trainer.net, precision, device);
+        let net = PreparedNet::new(&trainer.net, precision, device, AGENT_TRIAL_BATCH);
         let shared = Shared {
-            evaluator: Arc::new(NetEvaluator::start(move || net, self.config)),
+            evaluator: Arc::new(NetEvaluator::start(move || net.settle(), self.config)),
             config: trainer.net.config,
             variant,
         };
@@ -282,7 +290,8 @@ fn build_agent_from(
     // `ms=` alone means a timed search; `sims=0` (or neither) the raw policy.
     let raw_policy = sims == 0 && !spec.params.contains_key("ms");
     let device: String = spec.get_or("device", "cpu".to_string())?;
-    let precision: Precision = spec.get_or("precision", Precision::F32)?;
+    let precision: PrecisionChoice =
+        spec.get_or("precision", PrecisionChoice::Fixed(Precision::F32))?;
     let (evaluator, net_config) = registry
         .network_for(source, &device, precision, variant)
         .map_err(|why| SpecError::Build {

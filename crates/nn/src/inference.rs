@@ -45,6 +45,176 @@ impl Precision {
     }
 }
 
+/// The inference precision a config or agent spec asks for: a fixed one, or
+/// `auto`, the faster of the two on this machine. Which is faster depends
+/// on the CPU in ways its flags do not tell: AVX-512 BF16 made bf16 half as
+/// fast as fp32 on one Intel Xeon and 1.5 times as fast on an AMD EPYC
+/// (experiments/README.md), so `auto` measures instead of guessing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrecisionChoice {
+    /// Always this precision.
+    Fixed(Precision),
+    /// The faster of fp32 and bf16 for this network, device and batch size,
+    /// timed once when the network is loaded ([`PreparedNet::settle`]). On a
+    /// CPU without bf16 units (see [`cpu_has_fast_bf16`]) bf16 is emulated
+    /// and never faster, so fp32 is taken without timing.
+    Auto,
+}
+
+impl std::str::FromStr for PrecisionChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PrecisionChoice, String> {
+        match s {
+            "auto" => Ok(PrecisionChoice::Auto),
+            other => other
+                .parse::<Precision>()
+                .map(PrecisionChoice::Fixed)
+                .map_err(|_| format!("unknown precision `{other}`: expected f32, bf16 or auto")),
+        }
+    }
+}
+
+impl From<Precision> for PrecisionChoice {
+    fn from(p: Precision) -> PrecisionChoice {
+        PrecisionChoice::Fixed(p)
+    }
+}
+
+impl std::fmt::Display for PrecisionChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrecisionChoice::Fixed(Precision::F32) => f.write_str("f32"),
+            PrecisionChoice::Fixed(Precision::Bf16) => f.write_str("bf16"),
+            PrecisionChoice::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// What `auto` measured: each precision's inference rate on batches of
+/// `batch` positions (medians of [`PRECISION_TRIAL_ROUNDS`] timed runs,
+/// the two precisions taking turns so that a noisy neighbour slows both).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrecisionTrial {
+    /// Positions per timed batch.
+    pub batch: usize,
+    /// fp32 positions per second.
+    pub f32_per_second: f64,
+    /// bf16 positions per second.
+    pub bf16_per_second: f64,
+    /// The precision kept: bf16 only when it was faster.
+    pub chosen: Precision,
+}
+
+impl std::fmt::Display for PrecisionTrial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (measured at batch {}: f32 {:.0} positions/s, bf16 {:.0})",
+            PrecisionChoice::Fixed(self.chosen),
+            self.batch,
+            self.f32_per_second,
+            self.bf16_per_second
+        )
+    }
+}
+
+/// Timed runs per precision in an `auto` trial ...
+pub const PRECISION_TRIAL_ROUNDS: usize = 7;
+/// ... after this many untimed ones each.
+pub const PRECISION_TRIAL_WARMUP: usize = 2;
+
+/// A network frozen for inference whose precision may still be open:
+/// built where the checkpoint is loaded, settled where it will run (the
+/// inference thread, whose libtorch thread count the trial must use).
+pub enum PreparedNet {
+    /// The precision is fixed.
+    Ready(InferenceNet),
+    /// `auto`: both forms, to be timed at `batch` positions.
+    Trial {
+        /// The fp32 form.
+        f32: InferenceNet,
+        /// The bf16 form.
+        bf16: InferenceNet,
+        /// Positions per timed batch: the batches the network will mostly see.
+        batch: usize,
+    },
+}
+
+impl PreparedNet {
+    /// Freezes `net` as `choice` asks; `batch` is the batch size `auto`
+    /// times (the batches the caller expects to send).
+    pub fn new(
+        net: &PolicyValueNet,
+        choice: PrecisionChoice,
+        device: Device,
+        batch: usize,
+    ) -> PreparedNet {
+        match choice {
+            PrecisionChoice::Fixed(p) => PreparedNet::Ready(InferenceNet::new(net, p, device)),
+            PrecisionChoice::Auto if device == Device::Cpu && !cpu_has_fast_bf16() => {
+                PreparedNet::Ready(InferenceNet::new(net, Precision::F32, device))
+            }
+            PrecisionChoice::Auto => PreparedNet::Trial {
+                f32: InferenceNet::new(net, Precision::F32, device),
+                bf16: InferenceNet::new(net, Precision::Bf16, device),
+                batch: batch.max(1),
+            },
+        }
+    }
+
+    /// The network to run: the fixed one, or the faster of the two, timed
+    /// on the calling thread (its trial kept in [`InferenceNet::trial`]).
+    pub fn settle(self) -> InferenceNet {
+        let (f32_net, bf16_net, batch) = match self {
+            PreparedNet::Ready(net) => return net,
+            PreparedNet::Trial { f32, bf16, batch } => (f32, bf16, batch),
+        };
+        let mut planes = vec![0.0f32; batch * INPUT_SIZE];
+        let start = halatafl_rules::Position::start(halatafl_rules::Variant::two_foxes());
+        for one in planes.chunks_exact_mut(INPUT_SIZE) {
+            crate::encoding::encode_into(&start, 0, one);
+        }
+        let time = |net: &InferenceNet| {
+            let began = std::time::Instant::now();
+            net.run(&planes, batch);
+            began.elapsed().as_secs_f64()
+        };
+        // Untimed runs first: oneDNN picks and caches its kernels per shape.
+        for _ in 0..PRECISION_TRIAL_WARMUP {
+            time(&f32_net);
+            time(&bf16_net);
+        }
+        let (mut f32_times, mut bf16_times) = (Vec::new(), Vec::new());
+        for _ in 0..PRECISION_TRIAL_ROUNDS {
+            f32_times.push(time(&f32_net));
+            bf16_times.push(time(&bf16_net));
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2].max(1e-9)
+        };
+        let f32_per_second = batch as f64 / median(f32_times);
+        let bf16_per_second = batch as f64 / median(bf16_times);
+        let chosen = if bf16_per_second > f32_per_second {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        };
+        let mut net = if chosen == Precision::Bf16 {
+            bf16_net
+        } else {
+            f32_net
+        };
+        net.trial = Some(PrecisionTrial {
+            batch,
+            f32_per_second,
+            bf16_per_second,
+            chosen,
+        });
+        net
+    }
+}
+
 /// NCHW logical shape, NHWC strides.
 fn channels_last(t: &Tensor) -> Tensor {
     t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
@@ -105,6 +275,8 @@ pub struct InferenceNet {
     aux_heads: Vec<(AuxTarget, FoldedConv, LinearWeights, LinearWeights)>,
     kind: Kind,
     device: Device,
+    /// The `auto` trial that chose this precision, if one did.
+    trial: Option<PrecisionTrial>,
 }
 
 /// Outputs for a batch, as plain vectors on the host.
@@ -161,7 +333,22 @@ impl InferenceNet {
                 .collect(),
             kind,
             device,
+            trial: None,
         }
+    }
+
+    /// The precision the weights and activations are stored in.
+    pub fn precision(&self) -> Precision {
+        if self.kind == Kind::BFloat16 {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }
+    }
+
+    /// The `auto` trial that chose [`InferenceNet::precision`], if one did.
+    pub fn trial(&self) -> Option<PrecisionTrial> {
+        self.trial
     }
 
     /// The device the weights live on and batches run on.

@@ -16,7 +16,7 @@
 //! its hit rate is counted.
 
 use crate::encoding::{encode_into, move_logits, softmax_in_place, INPUT_SIZE, POLICY_SIZE};
-use crate::inference::{InferenceNet, InferenceOutput};
+use crate::inference::{InferenceNet, InferenceOutput, Precision, PrecisionTrial};
 use crate::targets::{AuxTarget, PerTarget};
 use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf, Wdl};
 use halatafl_rules::{Game, Position};
@@ -164,6 +164,8 @@ pub struct NetEvaluator {
     positions_run: std::sync::Arc<AtomicU64>,
     batches_run: std::sync::Arc<AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The network's precision, and the `auto` trial that chose it.
+    precision: (Precision, Option<PrecisionTrial>),
 }
 
 fn cache_key(leaf: &TwoFoxesLeaf) -> u64 {
@@ -181,7 +183,9 @@ fn cache_key(leaf: &TwoFoxesLeaf) -> u64 {
 }
 
 impl NetEvaluator {
-    /// Starts the inference thread; `make_net` runs on it.
+    /// Starts the inference thread; `make_net` runs on it (so an `auto`
+    /// precision trial, [`crate::PreparedNet::settle`], is timed with the
+    /// thread's own libtorch threads), and this returns once it has.
     pub fn start(
         make_net: impl FnOnce() -> InferenceNet + Send + 'static,
         config: EvaluatorConfig,
@@ -190,14 +194,20 @@ impl NetEvaluator {
         let positions_run = std::sync::Arc::new(AtomicU64::new(0));
         let batches_run = std::sync::Arc::new(AtomicU64::new(0));
         let (pr, br) = (positions_run.clone(), batches_run.clone());
+        let (made, made_receiver) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("halatafl-inference".into())
             .spawn(move || {
                 crate::set_threads(config.threads);
                 let net = make_net();
+                // The receiver waits below; it cannot be gone.
+                let _ = made.send((net.precision(), net.trial()));
                 inference_loop(net, receiver, config, &pr, &br);
             })
             .expect("spawn inference thread");
+        let precision = made_receiver
+            .recv()
+            .expect("the inference thread made its network");
         let shard_slots = if config.cache_entries == 0 {
             0
         } else {
@@ -214,7 +224,18 @@ impl NetEvaluator {
             positions_run,
             batches_run,
             thread: Some(thread),
+            precision,
         }
+    }
+
+    /// The precision the network runs in.
+    pub fn precision(&self) -> Precision {
+        self.precision.0
+    }
+
+    /// The `auto` trial that chose [`NetEvaluator::precision`], if one did.
+    pub fn trial(&self) -> Option<PrecisionTrial> {
+        self.precision.1
     }
 
     /// The cache and batching counters so far.

@@ -31,7 +31,7 @@ pub use agent::{
     SHIPPED_NETWORK_NAME,
 };
 pub use config::NetConfig;
-pub use inference::{InferenceNet, Precision};
+pub use inference::{InferenceNet, Precision, PrecisionChoice, PrecisionTrial, PreparedNet};
 pub use inference_server::{EvaluatorConfig, NetEvaluator};
 pub use sample::{Batch, Sample};
 pub use targets::{AuxHeads, AuxTarget, AuxWeights, GameEnd, PerTarget};

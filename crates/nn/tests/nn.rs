@@ -419,6 +419,67 @@ fn folded_inference_matches_training_graph_and_bf16_is_close() {
 }
 
 #[test]
+fn auto_precision_keeps_the_faster_form_and_says_what_it_measured() {
+    use halatafl_nn::inference::cpu_has_fast_bf16;
+    use halatafl_nn::{EvaluatorConfig, NetEvaluator, PrecisionChoice, PreparedNet};
+    assert_eq!("auto".parse(), Ok(PrecisionChoice::Auto));
+    assert_eq!("bf16".parse(), Ok(PrecisionChoice::Fixed(Precision::Bf16)));
+    let bad = "fp16".parse::<PrecisionChoice>().unwrap_err();
+    assert!(bad.contains("`fp16`") && bad.contains("auto"), "{bad}");
+    assert_eq!(PrecisionChoice::Auto.to_string(), "auto");
+
+    let (t, data, _) = trained(24, 3, 20);
+    let positions: Vec<Position> = data.iter().map(|s| s.position).collect();
+    let fixed = PreparedNet::new(&t.net, Precision::Bf16.into(), Device::Cpu, 16).settle();
+    assert_eq!(fixed.precision(), Precision::Bf16);
+    assert!(fixed.trial().is_none(), "a fixed precision is not timed");
+
+    let auto = PreparedNet::new(&t.net, PrecisionChoice::Auto, Device::Cpu, 16).settle();
+    match auto.trial() {
+        // Without bf16 units bf16 is emulated: fp32 without a trial.
+        None => {
+            assert!(!cpu_has_fast_bf16());
+            assert_eq!(auto.precision(), Precision::F32);
+        }
+        Some(trial) => {
+            assert_eq!(trial.batch, 16);
+            assert!(trial.f32_per_second > 0.0 && trial.bf16_per_second > 0.0);
+            let faster = if trial.bf16_per_second > trial.f32_per_second {
+                Precision::Bf16
+            } else {
+                Precision::F32
+            };
+            assert_eq!((trial.chosen, auto.precision()), (faster, faster));
+            assert!(
+                trial.to_string().contains("measured at batch 16"),
+                "{trial}"
+            );
+        }
+    }
+    // Whichever it kept computes the same network.
+    let reference = InferenceNet::new(&t.net, Precision::F32, Device::Cpu);
+    let (p_ref, w_ref) = outputs(&reference, &positions);
+    let (p, w) = outputs(&auto, &positions);
+    let off = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
+    };
+    let scale = p_ref.iter().map(|x| x.abs()).fold(0.0, f32::max).max(1.0);
+    assert!(off(&p, &p_ref) / scale < 0.05 && off(&w, &w_ref) < 0.05);
+
+    // The evaluator reports the precision its thread settled on.
+    let prepared = PreparedNet::new(&t.net, PrecisionChoice::Auto, Device::Cpu, 8);
+    let served = NetEvaluator::start(move || prepared.settle(), EvaluatorConfig::default());
+    assert_eq!(
+        served.trial().map(|t| t.chosen),
+        served.trial().map(|_| served.precision())
+    );
+    assert_eq!(served.trial().is_some(), cpu_has_fast_bf16());
+}
+
+#[test]
 fn batching_evaluator_answers_each_caller_its_own_position() {
     use halatafl_mcts::{Evaluations, Evaluator, LeafBatch, TwoFoxesLeaf};
     use halatafl_nn::{EvaluatorConfig, NetEvaluator};

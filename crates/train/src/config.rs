@@ -108,7 +108,10 @@ impl Default for GameSection {
 pub struct NetworkSection {
     /// Preset `b<blocks>c<channels>`, e.g. `b4c32`, `b6c64`.
     pub preset: String,
-    /// Inference precision in self-play and evaluation: `f32` or `bf16`.
+    /// Inference precision in self-play and evaluation: `f32`, `bf16`, or
+    /// `auto`: the faster of the two on this machine, timed at self-play's
+    /// batch size when the process first loads a network (the choice and
+    /// both rates go to the log).
     pub precision: String,
     /// Most positions per network call.
     pub max_batch: usize,
@@ -167,7 +170,7 @@ impl NetworkSection {
         let n = self;
         n.net_config()?;
         n.precision
-            .parse::<halatafl_nn::Precision>()
+            .parse::<halatafl_nn::PrecisionChoice>()
             .map_err(|e| bad("network.precision", quoted(&n.precision), e))?;
         count("network.max_batch", n.max_batch, 1..=MAX_BATCH)?;
         count(
@@ -1268,6 +1271,8 @@ mod tests {
         ("train.schedule", "\"linear\""),
         ("train.min_lr", "-0.001"),
         ("train.precision", "\"f16\""),
+        // `auto` chooses an inference precision; training's is fixed.
+        ("train.precision", "\"auto\""),
         ("train.moves_left_weight", "-0.5"),
         ("train.moves_left_weight", "nan"),
         ("train.moves_left_weight", "0.5"),

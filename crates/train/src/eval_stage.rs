@@ -68,7 +68,7 @@ impl Run {
         // `halatafl_nn::inference_server`), so a lone evaluation game is not slowed.
         let registry = Arc::new(NetRegistry::new(self.evaluator_config()));
         let device = cfg.run.device.clone();
-        let precision = cfg.network.precision.clone();
+        let precision = self.precision()?.to_string();
         let variant = cfg.variant()?;
         let factory = |spec: &str, seed: u64| -> Result<Box<dyn Agent>, SpecError> {
             if halatafl_nn::agent::network_kind(spec) == Some("net") {

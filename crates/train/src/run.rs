@@ -96,6 +96,10 @@ pub struct Run {
     pub dir: PathBuf,
     /// The run's config.
     pub config: RunConfig,
+    /// The inference precision this process settled on: `network.precision`,
+    /// or what its `auto` trial chose the first time a network was loaded,
+    /// kept so that every later generation of the process runs the same.
+    pub(crate) settled_precision: std::sync::OnceLock<halatafl_nn::Precision>,
 }
 
 /// The git revision this binary was built from, `-dirty` if it had
@@ -170,6 +174,7 @@ impl Run {
         let run = Run {
             dir: dir.to_path_buf(),
             config,
+            settled_precision: Default::default(),
         };
         write_atomically(&dir.join("config.toml"), run.config.to_toml().as_bytes())
             .map_err(at(dir))?;
@@ -197,6 +202,7 @@ impl Run {
         let run = Run {
             dir: dir.to_path_buf(),
             config,
+            settled_precision: Default::default(),
         };
         run.clean_stale_temps()?;
         Ok(run)
@@ -677,8 +683,12 @@ impl Run {
         used
     }
 
-    /// Inference precision of self-play and evaluation.
-    pub(crate) fn precision(&self) -> Result<halatafl_nn::Precision, TrainError> {
+    /// Inference precision of self-play and evaluation: the one this
+    /// process settled on, else `network.precision` (possibly `auto`).
+    pub(crate) fn precision(&self) -> Result<halatafl_nn::PrecisionChoice, TrainError> {
+        if let Some(p) = self.settled_precision.get() {
+            return Ok((*p).into());
+        }
         let text = &self.config.network.precision;
         text.parse().map_err(|why| {
             TrainError::Config(crate::config::ConfigError {

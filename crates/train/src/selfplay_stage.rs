@@ -158,9 +158,17 @@ impl Run {
             Some(cfg.net_config()?),
             device,
         )?;
-        let net = halatafl_nn::InferenceNet::new(&trainer.net, precision, device);
+        // What one worker's lockstep round sends: `auto` is timed there.
+        let batch = (cfg.selfplay.concurrent_games * cfg.search.leaves_per_tree as usize)
+            .clamp(1, cfg.network.max_batch);
+        let net = halatafl_nn::PreparedNet::new(&trainer.net, precision, device, batch);
         drop(trainer);
-        Ok(NetEvaluator::start(move || net, self.evaluator_config()))
+        let evaluator = NetEvaluator::start(move || net.settle(), self.evaluator_config());
+        if let Some(trial) = evaluator.trial() {
+            self.log(&format!("network.precision = auto: {trial}"));
+        }
+        let _ = self.settled_precision.set(evaluator.precision());
+        Ok(evaluator)
     }
 
     /// Generation `generation`'s self-play in turn (`halatafl train`): the
