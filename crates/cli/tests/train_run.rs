@@ -334,6 +334,92 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A classic run judged on a solved suite each evaluated generation: its
+/// `accuracy.csv` counts what `halatafl accuracy` counts for the same
+/// checkpoint, and the report draws it.
+#[test]
+fn a_run_with_a_suite_records_its_error_rates() {
+    let dir = scratch("suite");
+    let suite_text =
+        std::fs::read_to_string(workspace().join("data/suites/classic13.csv")).unwrap();
+    let suite = dir.join("suite.csv");
+    let head: Vec<&str> = suite_text.lines().take(31).collect();
+    std::fs::write(&suite, head.join("\n") + "\n").unwrap();
+    let text = std::fs::read_to_string(one_thread_config(&dir)).unwrap();
+    let text = text
+        .replace("variant = \"two-foxes\"", "variant = \"classic geese=13\"")
+        .replace(
+            "[eval]\n",
+            &format!("[eval]\nsuite = {:?}\n", suite.display().to_string()),
+        );
+    assert!(
+        text.contains("classic geese=13") && text.contains("suite = "),
+        "ci.toml changed"
+    );
+    let config = dir.join("suite.toml");
+    std::fs::write(&config, &text).unwrap();
+    let run = dir.join("run");
+    common::train_new_run_with(&config, &run, &["--generations", "1"]);
+    let rows = read_csv(&run.join("accuracy.csv"));
+    let all: Vec<_> = rows.iter().filter(|r| r["group"] == "all").collect();
+    let seen: Vec<(&str, &str)> = all
+        .iter()
+        .map(|r| (r["generation"].as_str(), r["agent"].as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [("0", "raw"), ("0", "search"), ("1", "raw"), ("1", "search")]
+    );
+    assert!(all.iter().all(|r| r["positions"] == "30"), "{all:?}");
+    // The raw policy is deterministic: the command-line judge agrees.
+    let ckpt = run.join("checkpoints/gen_0001.safetensors");
+    let out = common::halatafl(&[
+        "accuracy",
+        &format!("net:ckpt={}", ckpt.display()),
+        "--suite",
+        &suite.display().to_string(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cli_all = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["group"] == "all")
+        .unwrap();
+    assert_eq!(
+        all[2]["errors"],
+        cli_all["errors"].to_string(),
+        "accuracy.csv and `halatafl accuracy` disagree"
+    );
+    let log = std::fs::read_to_string(run.join("log.txt")).unwrap();
+    assert!(
+        log.contains("generation 1 on ") && log.contains("(30 positions): error rate raw "),
+        "{log}"
+    );
+    assert!(run.join("report/accuracy.svg").exists());
+    // A suite of another variant is refused before the run starts.
+    let two_foxes = text.replace("variant = \"classic geese=13\"", "variant = \"two-foxes\"");
+    std::fs::write(&config, two_foxes).unwrap();
+    let refused = common::fails(&[
+        "train",
+        "--config",
+        &config.display().to_string(),
+        "--run",
+        &dir.join("other").display().to_string(),
+    ]);
+    assert!(
+        refused.contains("eval.suite") && refused.contains("this run plays two-foxes"),
+        "{refused}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn bad_configs_are_refused_with_the_key_named() {
     let dir = scratch("badconfig");

@@ -26,4 +26,6 @@ pub use atomic::{
     write_target, WriteTargetError,
 };
 pub use game_rows::{EvalRow, GameRow, SelfPlayGameRow};
-pub use run_rows::{read_csv_rows, CsvError, GenerationRow, RowsError, SelfPlayRow, TrainRow};
+pub use run_rows::{
+    read_csv_rows, AccuracyRow, CsvError, GenerationRow, RowsError, SelfPlayRow, TrainRow,
+};

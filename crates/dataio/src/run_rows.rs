@@ -107,6 +107,42 @@ pub struct TrainRow {
     pub window_samples: usize,
 }
 
+/// A row of `accuracy.csv`: an evaluated generation's network judged on
+/// the solved suite of `[eval] suite` (see `halatafl_solver::accuracy`),
+/// one row per agent and group. An error is a move whose exact value is
+/// worse than the best move's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyRow {
+    /// The generation whose checkpoint was judged.
+    pub generation: u32,
+    /// `raw` (the policy's favourite move, no search) or `search` (the
+    /// evaluation games' search, `eval.simulations`).
+    pub agent: String,
+    /// `all`, `stage <beginning|middle|end>`, `to move: <side>` or
+    /// `difficulty <easy|medium|hard>`.
+    pub group: String,
+    /// Positions of the group judged.
+    pub positions: usize,
+    /// Positions where the agent's move lost value.
+    pub errors: usize,
+    /// `errors / positions`.
+    pub error_rate: f64,
+    /// Its 95% Wilson interval, low ...
+    pub error_lo: f64,
+    /// ... and high.
+    pub error_hi: f64,
+    /// Positions where the agent reported a value ...
+    pub valued: usize,
+    /// ... and where it was the proven one (win > 1/3, loss < -1/3).
+    pub value_right: usize,
+}
+
+impl GenerationRow for AccuracyRow {
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
 /// A run CSV that cannot be read as its rows: the file and line, and why.
 #[derive(Clone, Debug, PartialEq, Error)]
 #[error("{path}, line {line}: {why}")]

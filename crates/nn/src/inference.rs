@@ -128,13 +128,11 @@ pub const PRECISION_TRIAL_WARMUP: usize = 2;
 /// inference thread, whose libtorch thread count the trial must use).
 pub enum PreparedNet {
     /// The precision is fixed.
-    Ready(InferenceNet),
+    Ready(Box<InferenceNet>),
     /// `auto`: both forms, to be timed at `batch` positions.
     Trial {
-        /// The fp32 form.
-        f32: InferenceNet,
-        /// The bf16 form.
-        bf16: InferenceNet,
+        /// The fp32 form and the bf16 form.
+        forms: Box<[InferenceNet; 2]>,
         /// Positions per timed batch: the batches the network will mostly see.
         batch: usize,
     },
@@ -150,13 +148,17 @@ impl PreparedNet {
         batch: usize,
     ) -> PreparedNet {
         match choice {
-            PrecisionChoice::Fixed(p) => PreparedNet::Ready(InferenceNet::new(net, p, device)),
+            PrecisionChoice::Fixed(p) => {
+                PreparedNet::Ready(Box::new(InferenceNet::new(net, p, device)))
+            }
             PrecisionChoice::Auto if device == Device::Cpu && !cpu_has_fast_bf16() => {
-                PreparedNet::Ready(InferenceNet::new(net, Precision::F32, device))
+                PreparedNet::Ready(Box::new(InferenceNet::new(net, Precision::F32, device)))
             }
             PrecisionChoice::Auto => PreparedNet::Trial {
-                f32: InferenceNet::new(net, Precision::F32, device),
-                bf16: InferenceNet::new(net, Precision::Bf16, device),
+                forms: Box::new([
+                    InferenceNet::new(net, Precision::F32, device),
+                    InferenceNet::new(net, Precision::Bf16, device),
+                ]),
                 batch: batch.max(1),
             },
         }
@@ -165,9 +167,9 @@ impl PreparedNet {
     /// The network to run: the fixed one, or the faster of the two, timed
     /// on the calling thread (its trial kept in [`InferenceNet::trial`]).
     pub fn settle(self) -> InferenceNet {
-        let (f32_net, bf16_net, batch) = match self {
-            PreparedNet::Ready(net) => return net,
-            PreparedNet::Trial { f32, bf16, batch } => (f32, bf16, batch),
+        let ([f32_net, bf16_net], batch) = match self {
+            PreparedNet::Ready(net) => return *net,
+            PreparedNet::Trial { forms, batch } => (*forms, batch),
         };
         let mut planes = vec![0.0f32; batch * INPUT_SIZE];
         let start = halatafl_rules::Position::start(halatafl_rules::Variant::two_foxes());

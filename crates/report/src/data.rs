@@ -5,7 +5,7 @@ use halatafl_arena::stats::{Moments, Record};
 use halatafl_arena::ThinkingTime;
 use halatafl_arena::{GameRow, MatchSummary};
 use halatafl_dataio::read_csv_rows;
-pub use halatafl_dataio::{EvalRow, SelfPlayRow, TrainRow};
+pub use halatafl_dataio::{AccuracyRow, EvalRow, SelfPlayRow, TrainRow};
 use halatafl_rules::Side;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -31,6 +31,9 @@ pub struct RunData {
     /// `eval.csv`: every evaluation game, one row each; scores are counted
     /// from these ([`eval_scores`]), not read from a summary.
     pub eval: Vec<EvalRow>,
+    /// `accuracy.csv`: error rates on the run's solved suite per
+    /// generation (empty for runs without `[eval] suite`).
+    pub accuracy: Vec<AccuracyRow>,
 }
 
 impl RunData {
@@ -62,7 +65,8 @@ fn read_rows<T: DeserializeOwned + Serialize + Default>(
     Ok(read_csv_rows(path)?)
 }
 
-/// Reads `config.toml`, `run.json`, `selfplay.csv`, `train.csv` and `eval.csv`.
+/// Reads `config.toml`, `run.json`, `selfplay.csv`, `train.csv`, `eval.csv`
+/// and `accuracy.csv`.
 pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
     let config_path = dir.join("config.toml");
     if !config_path.exists() {
@@ -91,6 +95,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, ReportError> {
         selfplay: read_rows(&dir.join("selfplay.csv"))?,
         train: read_rows(&dir.join("train.csv"))?,
         eval: read_rows(&dir.join("eval.csv"))?,
+        accuracy: read_rows(&dir.join("accuracy.csv"))?,
     })
 }
 

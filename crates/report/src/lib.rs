@@ -71,8 +71,9 @@ pub struct ReportFiles {
     pub files: Vec<PathBuf>,
 }
 
-/// Reads the run in `run_dir` and writes `strength`, `training` and
-/// `selfplay` as `.png` and `.svg`, and `report.md`, into `out_dir`
+/// Reads the run in `run_dir` and writes `strength`, `training`,
+/// `selfplay` (and, for a run with a suite, `accuracy`) as `.png` and
+/// `.svg`, and `report.md`, into `out_dir`
 /// (`<run_dir>/report` when `None`). Each file is written atomically.
 pub fn write_report(run_dir: &Path, out_dir: Option<&Path>) -> Result<ReportFiles, ReportError> {
     let run = load_run(run_dir)?;
@@ -83,6 +84,9 @@ pub fn write_report(run_dir: &Path, out_dir: Option<&Path>) -> Result<ReportFile
     let mut files = Vec::new();
     for figure in Figure::ALL {
         files.extend(plots::draw_figure(figure, &run, &dir)?);
+    }
+    if !run.accuracy.is_empty() {
+        files.extend(plots::draw_figure(Figure::Accuracy, &run, &dir)?);
     }
     let md = dir.join("report.md");
     write_atomically(&md, markdown_report(&run).as_bytes())?;

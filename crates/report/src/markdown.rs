@@ -190,6 +190,8 @@ pub fn markdown_report(run: &RunData) -> String {
         out.push('\n');
     }
 
+    accuracy_section(run, &mut out);
+
     out.push_str("## Training\n\n![training](training.svg)\n\n");
     match run.train.last() {
         None => out.push_str("No training steps yet.\n\n"),
@@ -290,4 +292,60 @@ pub fn markdown_report(run: &RunData) -> String {
         }
     }
     out
+}
+
+/// The error rates on the run's solved suite (`[eval] suite`), per
+/// generation; nothing for runs without one.
+fn accuracy_section(run: &RunData, out: &mut String) {
+    if run.accuracy.is_empty() {
+        return;
+    }
+    let suite = run
+        .config_value("eval", "suite")
+        .unwrap_or_else(|| "the suite".into());
+    let _ = writeln!(
+        out,
+        "## Accuracy on `{suite}`\n\n\
+         The share of the suite's positions where the network plays a move whose exact \
+         value is worse than the best move's, with its 95% Wilson interval: its raw policy \
+         (no search) and its search as in the evaluation games; hard positions are those \
+         where one or very few moves keep the value.\n\n![accuracy](accuracy.svg)\n"
+    );
+    out.push_str(
+        "| generation | positions | raw | search | raw, hard | search, hard | search, middle game |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let mut generations: Vec<u32> = run.accuracy.iter().map(|r| r.generation).collect();
+    generations.dedup();
+    for g in generations {
+        let cell = |agent: &str, group: &str| {
+            run.accuracy
+                .iter()
+                .find(|r| r.generation == g && r.agent == agent && r.group == group)
+                .map(|r| {
+                    format!(
+                        "{:.1}% [{:.1}, {:.1}]",
+                        100.0 * r.error_rate,
+                        100.0 * r.error_lo,
+                        100.0 * r.error_hi
+                    )
+                })
+                .unwrap_or_else(|| "–".into())
+        };
+        let positions = run
+            .accuracy
+            .iter()
+            .find(|r| r.generation == g && r.group == "all")
+            .map_or(0, |r| r.positions);
+        let _ = writeln!(
+            out,
+            "| {g} | {positions} | {} | {} | {} | {} | {} |",
+            cell("raw", "all"),
+            cell("search", "all"),
+            cell("raw", "difficulty hard"),
+            cell("search", "difficulty hard"),
+            cell("search", "stage middle")
+        );
+    }
+    out.push('\n');
 }

@@ -37,10 +37,14 @@ pub enum Figure {
     Training,
     /// Game length, end reasons and resign false positives per generation.
     SelfPlay,
+    /// Error rates on the run's solved suite per generation (`accuracy.csv`);
+    /// drawn only for runs with `[eval] suite`.
+    Accuracy,
 }
 
 impl Figure {
-    /// Every figure, in the order [`crate::write_report`] draws them.
+    /// Every figure every report has, in the order [`crate::write_report`]
+    /// draws them ([`Figure::Accuracy`] follows where the run has a suite).
     pub const ALL: [Figure; 3] = [Figure::Strength, Figure::Training, Figure::SelfPlay];
 
     /// The stem of the figure's `.png` and `.svg` files.
@@ -49,6 +53,7 @@ impl Figure {
             Figure::Strength => "strength",
             Figure::Training => "training",
             Figure::SelfPlay => "selfplay",
+            Figure::Accuracy => "accuracy",
         }
     }
 
@@ -57,6 +62,7 @@ impl Figure {
             Figure::Strength => (960, 340 * opponents(run).len().max(1) as u32),
             Figure::Training => (960, 680),
             Figure::SelfPlay => (960, 1020),
+            Figure::Accuracy => (960, 420),
         }
     }
 
@@ -69,6 +75,7 @@ impl Figure {
             Figure::Strength => draw_strength(run, root),
             Figure::Training => draw_training(run, root),
             Figure::SelfPlay => draw_selfplay(run, root),
+            Figure::Accuracy => draw_accuracy(run, root),
         }
     }
 }
@@ -534,5 +541,89 @@ where
             .iter()
             .map(|&(x, y, lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, FOXES.stroke_width(1), 8)),
     )?;
+    Ok(())
+}
+
+/// The error rate on the suite per generation, with its 95% Wilson
+/// interval: the raw policy and the search, over every position (solid) and
+/// over the hard ones (dashed: one or very few moves keep the value).
+fn draw_accuracy<DB: DrawingBackend>(run: &RunData, root: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    if run.accuracy.is_empty() {
+        return empty_panel(root, "Accuracy", "no suite in this run");
+    }
+    let rows = &run.accuracy;
+    let (first, last) = rows.iter().fold((u32::MAX, 0), |(lo, hi), r| {
+        (lo.min(r.generation), hi.max(r.generation))
+    });
+    let top = rows.iter().map(|r| r.error_hi).fold(0f64, f64::max);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "Error rate on the solved suite (moves that lose value; 95% Wilson)",
+            (FONT, 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            range_with_padding(first as f64, last as f64, 0.5),
+            0f64..(top * 1.1).clamp(0.05, 1.0),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("generation")
+        .y_desc("error rate")
+        .x_label_formatter(&whole)
+        .label_style((FONT, 14))
+        .draw()?;
+    let series = [
+        ("raw", "all", FOXES, -0.06, 2),
+        ("search", "all", GEESE, 0.06, 2),
+        ("raw", "difficulty hard", FOXES, -0.1, 1),
+        ("search", "difficulty hard", GEESE, 0.1, 1),
+    ];
+    for (agent, group, color, offset, width) in series {
+        let points: Vec<(f64, f64, f64, f64)> = rows
+            .iter()
+            .filter(|r| r.agent == agent && r.group == group && r.positions > 0)
+            .map(|r| {
+                (
+                    r.generation as f64 + offset,
+                    r.error_rate,
+                    r.error_lo,
+                    r.error_hi,
+                )
+            })
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        let style = color.stroke_width(width);
+        let label = if group == "all" {
+            format!("{agent}, every position")
+        } else {
+            format!("{agent}, hard positions")
+        };
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().map(|&(x, y, _, _)| (x, y)),
+                style,
+            ))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        chart.draw_series(
+            points
+                .iter()
+                .map(|&(x, y, lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, style, 8)),
+        )?;
+        chart.draw_series(
+            points
+                .iter()
+                .map(|&(x, y, _, _)| Circle::new((x, y), 3 + width, color.filled())),
+        )?;
+    }
+    draw_legend(&mut chart)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! A report from a hand-made run directory: every file is written, the plots
 //! are real images, and the Markdown carries the numbers of the CSVs.
 
-use halatafl_dataio::{EvalRow, SelfPlayRow, TrainRow};
+use halatafl_dataio::{AccuracyRow, EvalRow, SelfPlayRow, TrainRow};
 use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {
@@ -157,6 +157,58 @@ fn report_from_a_small_run() {
     assert!(md.contains("policy 1.6000, value 0.2000"), "{md}");
     assert!(md.contains("1 / 4 = 0.250"), "{md}");
     assert!(md.contains("fewer-than-nine 5, pen-filled 3, threefold 1, resigned 1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_with_a_suite_gets_its_accuracy_figure_and_table() {
+    let dir = scratch("suite");
+    fake_run(&dir);
+    std::fs::write(
+        dir.join("config.toml"),
+        "[eval]\nsuite = \"data/suites/classic13.csv\"\n",
+    )
+    .unwrap();
+    let row = |generation: u32, agent: &str, group: &str, errors: usize| AccuracyRow {
+        generation,
+        agent: agent.into(),
+        group: group.into(),
+        positions: 40,
+        errors,
+        error_rate: errors as f64 / 40.0,
+        error_lo: errors as f64 / 80.0,
+        error_hi: (errors as f64 / 30.0).min(1.0),
+        valued: 40,
+        value_right: 20,
+    };
+    let mut rows = Vec::new();
+    for g in 1..=2 {
+        for agent in ["raw", "search"] {
+            let errors = if agent == "raw" { 20 } else { 10 } / g as usize;
+            rows.push(row(g, agent, "stage middle", errors));
+            rows.push(row(g, agent, "difficulty hard", errors + 2));
+            rows.push(row(g, agent, "all", errors));
+        }
+    }
+    write_csv(&dir.join("accuracy.csv"), &rows);
+    let files = halatafl_report::write_report(&dir, None).unwrap();
+    assert_eq!(files.files.len(), 9, "{:?}", files.files);
+    for name in ["accuracy.png", "accuracy.svg"] {
+        let bytes = std::fs::read(dir.join("report").join(name)).unwrap();
+        assert!(bytes.len() > 1000, "{name}");
+    }
+    let svg = std::fs::read_to_string(dir.join("report/accuracy.svg")).unwrap();
+    assert!(svg.contains("hard positions") && svg.contains("<polyline"));
+    let md = std::fs::read_to_string(dir.join("report/report.md")).unwrap();
+    assert!(
+        md.contains("## Accuracy on `data/suites/classic13.csv`"),
+        "{md}"
+    );
+    // Generation 2: raw 10 of 40, search 5 of 40, hard 12 and 7.
+    assert!(
+        md.contains("| 2 | 40 | 25.0% [12.5, 33.3] | 12.5% [6.2, 16.7] | 30.0% [15.0, 40.0] | 17.5% [8.8, 23.3] | 12.5% [6.2, 16.7] |"),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -118,6 +118,7 @@
 
 #![warn(missing_docs)]
 
+pub mod accuracy;
 pub mod dag;
 pub mod replay;
 pub mod retro;

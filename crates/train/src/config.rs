@@ -749,6 +749,17 @@ pub struct EvalSection {
     /// Leaves per network call in the trained agent's search (virtual loss);
     /// evaluation games run one search each, so this is what fills batches.
     pub leaves_per_tree: u32,
+    /// A solved suite (a CSV of `halatafl solve --from-games`, e.g.
+    /// `data/suites/classic13.csv`) of the run's variant, empty for none.
+    /// Each evaluated generation's raw policy and search (the evaluation
+    /// games' agent) are judged on it: their error rates against the exact
+    /// values, by stage, side and difficulty, go to `accuracy.csv`, the log
+    /// and the report. A pair score cannot see most mistakes; this can. A
+    /// relative path is from where `halatafl train` starts.
+    pub suite: String,
+    /// Positions of `suite` judged per generation, the same ones every
+    /// generation (drawn once from the run's seed); 0: all of them.
+    pub suite_positions: usize,
 }
 
 impl Default for EvalSection {
@@ -764,6 +775,8 @@ impl Default for EvalSection {
             simulations: 64,
             opening_plies: 2,
             leaves_per_tree: 4,
+            suite: String::new(),
+            suite_positions: 0,
         }
     }
 }
@@ -784,6 +797,23 @@ impl EvalSection {
             e.leaves_per_tree,
             1..=MAX_LEAVES_PER_TREE,
         )?;
+        count(
+            "eval.suite_positions",
+            e.suite_positions,
+            0..=MAX_SUITE_POSITIONS,
+        )?;
+        if !e.suite.is_empty() {
+            let entries = halatafl_solver::suite::read_suite(Path::new(&e.suite))
+                .map_err(|why| bad("eval.suite", quoted(&e.suite), why.to_string()))?;
+            let suite_variant = entries[0].position.variant();
+            if let Some(variant) = variant.filter(|v| *v != suite_variant) {
+                return Err(bad(
+                    "eval.suite",
+                    quoted(&e.suite),
+                    format!("its positions are {suite_variant}, and this run plays {variant}"),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -897,6 +927,8 @@ pub const MAX_SAMPLES_PER_SHARD: usize = 1_000_000;
 pub const MAX_BATCH: usize = 65_536;
 /// Most evaluation cache entries (each holds a position's priors and value).
 pub const MAX_CACHE_ENTRIES: usize = 1 << 26;
+/// Most suite positions judged per evaluated generation (`eval.suite_positions`).
+pub const MAX_SUITE_POSITIONS: usize = 1_000_000;
 
 /// The run config's keys of one auxiliary target ([`halatafl_nn::targets`]):
 /// `[network] <target>_head` and `[train] <target>_weight`, named as
@@ -1200,6 +1232,10 @@ mod tests {
         ("game.variant", "\"chess\""),
         ("network.preset", "\"b1000000c1000000\""),
         ("network.precision", "\"f16\""),
+        ("eval.suite", "\"no/such/suite.csv\""),
+        // A suite of another variant than the run's (Two Foxes).
+        ("eval.suite", "\"../../data/suites/classic13.csv\""),
+        ("eval.suite_positions", "1000001"),
         ("network.max_batch", "0"),
         ("network.cache_entries", "1000000000"),
         ("network.moves_left_head", "true"),

@@ -14,12 +14,29 @@
 use crate::error::TrainError;
 use crate::run::{bar, BaseFactory, Run, Stage};
 use halatafl_agent::{Agent, AgentSpec, SpecError};
+use halatafl_arena::stats::wilson_interval;
 use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary};
 use halatafl_dataio::run_rows::{append_rows, read_csv_rows, replace_generation_rows};
-use halatafl_dataio::EvalRow;
+use halatafl_dataio::{AccuracyRow, EvalRow};
 use halatafl_nn::{checkpoint, NetRegistry};
+use halatafl_solver::accuracy::{group_tallies, judge, Verdict};
+use halatafl_solver::suite::{read_suite, SuiteEntry};
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::Arc;
+
+/// Builds the evaluation's agents (network agents on the run's device and
+/// precision, the others by the base factory), borrowing what it needs.
+type AgentFactory<'a> = dyn Fn(&str, u64) -> Result<Box<dyn Agent>, SpecError> + Sync + 'a;
+
+/// What evaluating one generation gives: its games as `eval.csv` rows, a
+/// summary per opponent, and its `accuracy.csv` rows (empty without
+/// `[eval] suite`).
+pub(crate) struct GenerationEval {
+    pub(crate) rows: Vec<EvalRow>,
+    pub(crate) summaries: Vec<MatchSummary>,
+    pub(crate) accuracy: Vec<AccuracyRow>,
+}
 
 impl Run {
     /// The trained agent's spec for generation `g`. With
@@ -62,7 +79,7 @@ impl Run {
         &self,
         generation: u32,
         base_factory: &BaseFactory,
-    ) -> Result<(Vec<EvalRow>, Vec<MatchSummary>), TrainError> {
+    ) -> Result<GenerationEval, TrainError> {
         let cfg = &self.config;
         // The evaluator waits only for searches that are running (see
         // `halatafl_nn::inference_server`), so a lone evaluation game is not slowed.
@@ -126,7 +143,127 @@ impl Run {
             eprintln!("generation {generation} vs {name}: {}", summary.one_line());
             summaries.push(summary);
         }
-        Ok((eval_rows, summaries))
+        let accuracy = self.judge_on_suite(generation, &factory)?;
+        Ok(GenerationEval {
+            rows: eval_rows,
+            summaries,
+            accuracy,
+        })
+    }
+
+    /// The positions of `[eval] suite` judged each generation: all, or
+    /// `eval.suite_positions` of them drawn once from the run's seed (the
+    /// same every generation, so generations compare on equal ground), in
+    /// the suite's order.
+    fn suite_entries(&self) -> Result<Vec<SuiteEntry>, TrainError> {
+        let cfg = &self.config.eval;
+        let entries = read_suite(Path::new(&cfg.suite)).map_err(|why| {
+            TrainError::Config(crate::config::ConfigError {
+                key: "eval.suite",
+                value: format!("{:?}", cfg.suite),
+                expected: why.to_string(),
+            })
+        })?;
+        let n = cfg.suite_positions;
+        if n == 0 || n >= entries.len() {
+            return Ok(entries);
+        }
+        let seed = halatafl_arena::derive_seed(self.config.run.seed, 0x5017e);
+        let mut keyed: Vec<(u64, SuiteEntry)> = entries
+            .into_iter()
+            .map(|e| (halatafl_arena::derive_seed(seed, e.line), e))
+            .collect();
+        keyed.sort_by_key(|(k, _)| *k);
+        keyed.truncate(n);
+        keyed.sort_by_key(|(_, e)| e.line);
+        Ok(keyed.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// Judges generation `generation`'s raw policy and search on `[eval]
+    /// suite` (none: no rows), on the run's worker threads, each with its
+    /// own agents; logs the error rates and returns `accuracy.csv` rows.
+    fn judge_on_suite(
+        &self,
+        generation: u32,
+        factory: &AgentFactory,
+    ) -> Result<Vec<AccuracyRow>, TrainError> {
+        if self.config.eval.suite.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entries = self.suite_entries()?;
+        let seed = self.stage_seed(generation, Stage::Eval);
+        let raw = format!("net:ckpt={}", self.checkpoint(generation).display());
+        let agents = [("raw", raw), ("search", self.agent_spec(generation))];
+        let threads = self.worker_threads(entries.len(), &format!("generation {generation} suite"));
+        let mut rows = Vec::new();
+        let mut line = Vec::new();
+        for (name, spec) in &agents {
+            let pb = bar(entries.len() as u64, &format!("suite {generation}"));
+            pb.set_message(name.to_string());
+            let verdicts: Result<Vec<Vec<Verdict>>, SpecError> = std::thread::scope(|s| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let (entries, pb) = (&entries, &pb);
+                        s.spawn(move || -> Result<Vec<Verdict>, SpecError> {
+                            let mut agent = factory(spec, seed)?;
+                            Ok(entries
+                                .iter()
+                                .skip(t)
+                                .step_by(threads)
+                                .map(|e| {
+                                    pb.inc(1);
+                                    judge(agent.as_mut(), e, seed)
+                                })
+                                .collect())
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().expect("suite worker"))
+                    .collect()
+            });
+            pb.finish_and_clear();
+            let verdicts: Vec<Verdict> = verdicts
+                .map_err(|e| TrainError::Stage {
+                    generation,
+                    why: format!("judging on the suite: {e}"),
+                })?
+                .into_iter()
+                .flatten()
+                .collect();
+            for (group, t) in group_tallies(&verdicts) {
+                let rate = t.errors as f64 / t.positions.max(1) as f64;
+                let (lo, hi) = wilson_interval(rate, t.positions as u64, 1.96);
+                if group == "all" {
+                    line.push(format!(
+                        "{name} {:.1}% [{:.1}, {:.1}]",
+                        100.0 * rate,
+                        100.0 * lo,
+                        100.0 * hi
+                    ));
+                }
+                rows.push(AccuracyRow {
+                    generation,
+                    agent: name.to_string(),
+                    group,
+                    positions: t.positions,
+                    errors: t.errors,
+                    error_rate: rate,
+                    error_lo: lo,
+                    error_hi: hi,
+                    valued: t.valued,
+                    value_right: t.value_right,
+                });
+            }
+        }
+        self.log(&format!(
+            "generation {generation} on {} ({} positions): error rate {}",
+            self.config.eval.suite,
+            entries.len(),
+            line.join(", ")
+        ));
+        Ok(rows)
     }
 
     /// Generation `generation`'s evaluation in turn (`halatafl train`).
@@ -135,9 +272,10 @@ impl Run {
         generation: u32,
         base_factory: &BaseFactory,
     ) -> Result<Vec<MatchSummary>, TrainError> {
-        let (rows, summaries) = self.evaluate_generation(generation, base_factory)?;
-        append_rows(&self.dir.join("eval.csv"), rows)?;
-        Ok(summaries)
+        let eval = self.evaluate_generation(generation, base_factory)?;
+        append_rows(&self.dir.join("accuracy.csv"), eval.accuracy)?;
+        append_rows(&self.dir.join("eval.csv"), eval.rows)?;
+        Ok(eval.summaries)
     }
     /// How the last evaluated generation scored against each opponent: one
     /// line each, with the score over game pairs and its interval, the
@@ -211,8 +349,10 @@ impl Run {
                 continue;
             }
             for g in due {
-                let (rows, _) = self.evaluate_generation(g, base_factory)?;
-                replace_generation_rows(&path, g, rows)?;
+                let eval = self.evaluate_generation(g, base_factory)?;
+                // accuracy.csv first: eval.csv's rows mark the generation done.
+                replace_generation_rows(&self.dir.join("accuracy.csv"), g, eval.accuracy)?;
+                replace_generation_rows(&path, g, eval.rows)?;
                 done.insert(g);
             }
         }

@@ -12,6 +12,7 @@
 //!   shards/gen_NNNN/wWW_PPPP.shard     self-play samples of generation N
 //!                                      (asynchronous workers: w<ID>-<seq>.shard)
 //!   selfplay.csv  train.csv  eval.csv
+//!   accuracy.csv       error rates on `[eval] suite`, when it names one
 //!   async.json  finished.json  learner-pending.json   asynchronous mode only
 //!   locks/             one lock file per running stage (`train`, the learner, ...)
 //! ```
@@ -36,7 +37,7 @@ use crate::config::RunConfig;
 use crate::error::{at, TrainError};
 use halatafl_dataio::run_rows::retain_rows;
 use halatafl_dataio::write_atomically;
-pub use halatafl_dataio::{read_csv_rows, CsvError, EvalRow, SelfPlayRow, TrainRow};
+pub use halatafl_dataio::{read_csv_rows, AccuracyRow, CsvError, EvalRow, SelfPlayRow, TrainRow};
 use halatafl_nn::{EvaluatorConfig, Trainer};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -285,6 +286,7 @@ impl Run {
         read_csv_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"))?;
         read_csv_rows::<TrainRow>(&self.dir.join("train.csv"))?;
         read_csv_rows::<EvalRow>(&self.dir.join("eval.csv"))?;
+        read_csv_rows::<AccuracyRow>(&self.dir.join("accuracy.csv"))?;
         let progress = self.progress()?;
         if progress.is_none() {
             self.refuse_completed_work_without_progress()?;
@@ -416,7 +418,10 @@ impl Run {
                 retain_rows::<SelfPlayRow>(&self.dir.join("selfplay.csv"), earlier)?
             }
             Stage::Train => retain_rows::<TrainRow>(&self.dir.join("train.csv"), earlier)?,
-            Stage::Eval => retain_rows::<EvalRow>(&self.dir.join("eval.csv"), earlier)?,
+            Stage::Eval => {
+                retain_rows::<EvalRow>(&self.dir.join("eval.csv"), earlier)?;
+                retain_rows::<AccuracyRow>(&self.dir.join("accuracy.csv"), earlier)?
+            }
         }
         Ok(())
     }

@@ -1,11 +1,9 @@
 use crate::agents::{build_agent, AGENT_FORMS};
 use anyhow::{Context, Result};
 use clap::Args;
-use halatafl_agent::Budget;
 use halatafl_arena::stats::wilson_interval;
-use halatafl_rules::Game;
-use halatafl_solver::suite::{read_suite, stage, SuiteEntry};
-use std::collections::BTreeMap;
+use halatafl_solver::accuracy::{group_tallies, judge, Verdict};
+use halatafl_solver::suite::read_suite;
 use std::path::PathBuf;
 
 /// An agent's accuracy on a solved suite (`halatafl solve --from-games`):
@@ -34,77 +32,6 @@ pub struct AccuracyArgs {
     /// rates with their intervals, for scripts (the sweep driver reads it).
     #[arg(long)]
     pub json: bool,
-}
-
-/// One position's verdict.
-struct Verdict {
-    mover: &'static str,
-    stage: String,
-    difficulty: String,
-    critical: bool,
-    move_keeps: bool,
-    value_right: Option<bool>,
-}
-
-/// The proven value for the side to move (+1, 0, -1) read back from an
-/// agent's value in [-1, 1].
-fn value_class(v: f32) -> i32 {
-    if v > 1.0 / 3.0 {
-        1
-    } else if v < -1.0 / 3.0 {
-        -1
-    } else {
-        0
-    }
-}
-
-fn judge(agent: &mut dyn halatafl_agent::Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
-    let game = Game::new(entry.position);
-    agent.new_game(seed ^ entry.line);
-    let decision = agent.choose(&game, &Budget::default());
-    let mover = entry.position.side();
-    // Suites with exact move values name the stage in the source game;
-    // others are staged by the geese left.
-    let stage = if entry.row.stage.is_empty() {
-        stage(entry.position.geese().count(), entry.position.variant())
-    } else {
-        entry.row.stage.clone()
-    };
-    Verdict {
-        mover: mover.name(),
-        stage,
-        difficulty: entry.row.difficulty.clone(),
-        critical: entry.keeping.len() < entry.row.legal_moves,
-        move_keeps: entry.keeping.contains(&decision.mv),
-        value_right: decision
-            .value
-            .map(|v| value_class(v) == entry.value.for_side(mover)),
-    }
-}
-
-#[derive(Default)]
-struct Tally {
-    positions: usize,
-    errors: usize,
-    critical: usize,
-    critical_errors: usize,
-    valued: usize,
-    value_right: usize,
-}
-
-impl Tally {
-    fn add(&mut self, v: &Verdict) {
-        self.positions += 1;
-        self.errors += !v.move_keeps as usize;
-        if v.critical {
-            self.critical += 1;
-            self.critical_errors += !v.move_keeps as usize;
-        }
-        if let Some(right) = v.value_right {
-            self.valued += 1;
-            self.value_right += right as usize;
-        }
-    }
 }
 
 /// `12.5% [9.1, 16.9]`: a share with its 95% Wilson interval.
@@ -148,19 +75,11 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()
             .map(|parts| parts.into_iter().flatten().collect())
     })?;
-    let mut groups: BTreeMap<(u8, String), Tally> = BTreeMap::new();
-    let mut all = Tally::default();
-    for v in &verdicts {
-        groups.entry((0, v.stage.clone())).or_default().add(v);
-        groups.entry((1, v.mover.to_string())).or_default().add(v);
-        if !v.difficulty.is_empty() {
-            groups.entry((2, v.difficulty.clone())).or_default().add(v);
-        }
-        all.add(v);
-    }
+    let groups = group_tallies(&verdicts);
+    let all = groups.last().expect("the `all` group").1;
     if args.json {
-        let groups: Vec<serde_json::Value> = table_rows(&groups, &all)
-            .into_iter()
+        let groups: Vec<serde_json::Value> = groups
+            .iter()
             .map(|(name, t)| {
                 serde_json::json!({
                     "group": name,
@@ -193,7 +112,7 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     println!("An error is a move whose exact value is worse than the best move's; critical positions are those where some move is one. 95% Wilson intervals.");
     println!("| group | positions | error rate | critical positions | error rate (critical) | value accuracy | positions with a value |");
     println!("|---|---|---|---|---|---|---|");
-    for (name, t) in table_rows(&groups, &all) {
+    for (name, t) in &groups {
         println!(
             "| {name} | {} | {} | {} | {} | {} | {} |",
             t.positions,
@@ -205,34 +124,6 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The table's rows in print order: stages, sides to move, difficulties,
-/// then `all`.
-fn table_rows<'a>(
-    groups: &'a BTreeMap<(u8, String), Tally>,
-    all: &'a Tally,
-) -> Vec<(String, &'a Tally)> {
-    let order = |name: &str| {
-        ["beginning", "middle", "end", "easy", "medium", "hard"]
-            .iter()
-            .position(|n| *n == name)
-            .unwrap_or(usize::MAX)
-    };
-    let mut rows: Vec<(String, &Tally)> = groups
-        .iter()
-        .map(|((kind, name), t)| {
-            let label = ["stage", "to move:", "difficulty"][*kind as usize];
-            (
-                (*kind, order(name), name.clone()),
-                (format!("{label} {name}"), t),
-            )
-        })
-        .collect::<BTreeMap<_, _>>()
-        .into_values()
-        .collect();
-    rows.push(("all".into(), all));
-    rows
 }
 
 /// `{rate, lo, hi}` (Wilson 95%), or null for an empty group.

@@ -1,0 +1,197 @@
+//! An agent judged against exact values: the error rate (the share of a
+//! suite's positions where it plays a move whose proven value is worse than
+//! the best move's, as AlphaZero.jl measures its Connect Four agent on
+//! Pascal Pons's sets) and value accuracy (its reported value read as win >
+//! 1/3, loss < -1/3, draw between, against the proven one), grouped by game
+//! stage, side to move and difficulty. `halatafl accuracy` prints them; a
+//! run's evaluation (`[eval] suite`) records them per generation.
+
+use crate::suite::{stage, SuiteEntry};
+use halatafl_agent::{Agent, Budget};
+use halatafl_rules::Game;
+use std::collections::BTreeMap;
+
+/// One position's verdict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// `foxes` or `geese`: the side to move.
+    pub mover: &'static str,
+    /// The stage of the source game (`beginning`, `middle`, `end`), or for
+    /// suites without one, by the geese left.
+    pub stage: String,
+    /// `easy`, `medium`, `hard`, or empty where the suite has no move values.
+    pub difficulty: String,
+    /// Some legal move loses value here.
+    pub critical: bool,
+    /// The agent's move keeps the position's value.
+    pub move_keeps: bool,
+    /// Whether the agent's value names the proven one; `None` for agents
+    /// that report no value.
+    pub value_right: Option<bool>,
+}
+
+/// The proven value for the side to move (+1, 0, -1) read back from an
+/// agent's value in [-1, 1].
+pub fn value_class(v: f32) -> i32 {
+    if v > 1.0 / 3.0 {
+        1
+    } else if v < -1.0 / 3.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Asks `agent` for its move in `entry`'s position (a new game seeded
+/// from `seed` and the entry's line, so each position is judged alike
+/// whatever order or thread it comes in) and judges it.
+pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
+    let game = Game::new(entry.position);
+    agent.new_game(seed ^ entry.line);
+    let decision = agent.choose(&game, &Budget::default());
+    let mover = entry.position.side();
+    // Suites with exact move values name the stage in the source game;
+    // others are staged by the geese left.
+    let stage = if entry.row.stage.is_empty() {
+        stage(entry.position.geese().count(), entry.position.variant())
+    } else {
+        entry.row.stage.clone()
+    };
+    Verdict {
+        mover: mover.name(),
+        stage,
+        difficulty: entry.row.difficulty.clone(),
+        critical: entry.keeping.len() < entry.row.legal_moves,
+        move_keeps: entry.keeping.contains(&decision.mv),
+        value_right: decision
+            .value
+            .map(|v| value_class(v) == entry.value.for_side(mover)),
+    }
+}
+
+/// Counts over a group of verdicts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Positions judged.
+    pub positions: usize,
+    /// Of those, where the agent's move lost value.
+    pub errors: usize,
+    /// Positions where some move loses value ...
+    pub critical: usize,
+    /// ... and the errors among them.
+    pub critical_errors: usize,
+    /// Positions where the agent reported a value ...
+    pub valued: usize,
+    /// ... and where that value was the proven one.
+    pub value_right: usize,
+}
+
+impl Tally {
+    /// Counts one verdict.
+    pub fn add(&mut self, v: &Verdict) {
+        self.positions += 1;
+        self.errors += !v.move_keeps as usize;
+        if v.critical {
+            self.critical += 1;
+            self.critical_errors += !v.move_keeps as usize;
+        }
+        if let Some(right) = v.value_right {
+            self.valued += 1;
+            self.value_right += right as usize;
+        }
+    }
+}
+
+/// The verdicts grouped: `stage <s>` in game order, `to move: <side>`,
+/// `difficulty <d>` (easy, medium, hard), then `all`, each with its tally;
+/// the order every table and CSV of these groups uses.
+pub fn group_tallies(verdicts: &[Verdict]) -> Vec<(String, Tally)> {
+    let mut groups: BTreeMap<(u8, usize, String), Tally> = BTreeMap::new();
+    let order = |name: &str| {
+        ["beginning", "middle", "end", "easy", "medium", "hard"]
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or(usize::MAX)
+    };
+    let mut all = Tally::default();
+    for v in verdicts {
+        let mut add = |kind: u8, name: &str| {
+            groups
+                .entry((kind, order(name), name.to_string()))
+                .or_default()
+                .add(v)
+        };
+        add(0, &v.stage);
+        add(1, v.mover);
+        if !v.difficulty.is_empty() {
+            add(2, &v.difficulty);
+        }
+        all.add(v);
+    }
+    let mut rows: Vec<(String, Tally)> = groups
+        .into_iter()
+        .map(|((kind, _, name), t)| {
+            let label = ["stage", "to move:", "difficulty"][kind as usize];
+            (format!("{label} {name}"), t)
+        })
+        .collect();
+    rows.push(("all".to_string(), all));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(stage: &str, mover: &'static str, difficulty: &str, keeps: bool) -> Verdict {
+        Verdict {
+            mover,
+            stage: stage.into(),
+            difficulty: difficulty.into(),
+            critical: true,
+            move_keeps: keeps,
+            value_right: Some(keeps),
+        }
+    }
+
+    #[test]
+    fn groups_come_in_table_order_with_their_counts() {
+        let verdicts = [
+            verdict("end", "geese", "hard", false),
+            verdict("beginning", "foxes", "easy", true),
+            verdict("middle", "geese", "hard", true),
+            verdict("end", "foxes", "medium", false),
+        ];
+        let groups = group_tallies(&verdicts);
+        let names: Vec<&str> = groups.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "stage beginning",
+                "stage middle",
+                "stage end",
+                "to move: foxes",
+                "to move: geese",
+                "difficulty easy",
+                "difficulty medium",
+                "difficulty hard",
+                "all"
+            ]
+        );
+        let all = groups[8].1;
+        assert_eq!((all.positions, all.errors, all.critical_errors), (4, 2, 2));
+        assert_eq!((all.valued, all.value_right), (4, 2));
+        let end = groups[2].1;
+        assert_eq!((end.positions, end.errors), (2, 2));
+        let hard = groups[7].1;
+        assert_eq!((hard.positions, hard.errors), (2, 1));
+    }
+
+    #[test]
+    fn values_read_back_by_thirds() {
+        assert_eq!(value_class(0.34), 1);
+        assert_eq!(value_class(0.3), 0);
+        assert_eq!(value_class(-0.3), 0);
+        assert_eq!(value_class(-0.34), -1);
+    }
+}
