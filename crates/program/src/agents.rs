@@ -18,7 +18,7 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           fpu, batch, vloss, gumbel=true, m, cvisit, cscale,
                                           noise, alpha, eps, temp, temp_plies, reuse
                                           e.g. mcts:sims=2000, mcts:sims=200,gumbel=true
-  net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16][,mcts options]
+  net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16|auto][,mcts options]
                                           a trained network: MCTS with N simulations
                                           guided by it, or its raw policy with sims=0
   best[:sims=N|ms=T][,net options]        the network shipped in models/ (built into the
