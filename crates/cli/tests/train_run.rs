@@ -351,9 +351,21 @@ fn a_run_with_a_suite_records_its_error_rates() {
         .replace(
             "[eval]\n",
             &format!("[eval]\nsuite = {:?}\n", suite.display().to_string()),
+        )
+        .replace(
+            "samples_per_shard = 4096",
+            &format!(
+                "samples_per_shard = 4096\nstart_position_fraction = 0.5\nstart_games = [{:?}]",
+                workspace()
+                    .join("data/suites/classic13-games.csv")
+                    .display()
+                    .to_string()
+            ),
         );
     assert!(
-        text.contains("classic geese=13") && text.contains("suite = "),
+        text.contains("classic geese=13")
+            && text.contains("suite = ")
+            && text.contains("start_games"),
         "ci.toml changed"
     );
     let config = dir.join("suite.toml");
@@ -403,6 +415,8 @@ fn a_run_with_a_suite_records_its_error_rates() {
         "{log}"
     );
     assert!(run.join("report/accuracy.svg").exists());
+    // Games began at positions of the round robin's games (and the expert's).
+    assert!(log.contains("begun at positions of earlier games"), "{log}");
     // A suite of another variant is refused before the run starts.
     let two_foxes = text.replace("variant = \"classic geese=13\"", "variant = \"two-foxes\"");
     std::fs::write(&config, two_foxes).unwrap();

@@ -159,6 +159,24 @@ impl GameRow {
         }
     }
 
+    /// The game replayed by the rules from its variant's start, every move
+    /// of `moves` checked; the error names the ply and why (the caller adds
+    /// the file and game).
+    pub fn replay(&self) -> Result<halatafl_rules::Game, String> {
+        let variant: halatafl_rules::Variant = self.variant.parse().map_err(|e| {
+            format!(
+                "variant `{}`: {e}",
+                halatafl_rules::excerpt(&self.variant, None)
+            )
+        })?;
+        let mut game = halatafl_rules::Game::start_of(variant);
+        for (i, text) in self.moves.split_whitespace().enumerate() {
+            game.play_str(text)
+                .map_err(|e| format!("ply {}: {e}", i + 1))?;
+        }
+        Ok(game)
+    }
+
     /// Plies of the random opening that starts `moves`.
     pub fn opening_plies(&self) -> usize {
         self.opening_moves.split_whitespace().count()

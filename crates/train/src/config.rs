@@ -469,10 +469,18 @@ pub struct SelfPlaySection {
     pub result_half_life: f32,
     /// Share of games that begin at a position drawn uniformly from the
     /// samples of earlier games (the replay window before this generation,
-    /// and generation 0's expert games) instead of at the start: more
+    /// and generation 0's expert games) and the positions of `start_games`
+    /// instead of at the start: more
     /// varied middle games, where the start's games all pass through the
     /// same few openings. 0 (the default): every game begins at the start.
     pub start_position_fraction: f64,
+    /// Game CSVs (`match`, `tournament`, `ladder` files, a run's
+    /// `eval.csv`) whose positions join the positions games may begin at
+    /// (every position before each game's end; see [`crate::starts`]):
+    /// positions self-play from the start does not reach, e.g. those of
+    /// games between weaker agents. Needs `start_position_fraction` > 0; a
+    /// relative path is from where `halatafl train` starts. Empty: none.
+    pub start_games: Vec<String>,
     /// A fixed opponent for a share of the games (a non-network agent spec,
     /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
     /// the network the other side, and only the network's moves become
@@ -501,6 +509,7 @@ impl Default for SelfPlaySection {
             samples_per_shard: 4096,
             result_half_life: 0.0,
             start_position_fraction: 0.0,
+            start_games: Vec::new(),
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
@@ -554,6 +563,13 @@ impl SelfPlaySection {
             p.opponent_fraction,
             closed(0.0, 1.0),
         )?;
+        if !p.start_games.is_empty() && p.start_position_fraction <= 0.0 {
+            return Err(bad(
+                "selfplay.start_games",
+                format!("{:?}", p.start_games),
+                "games begin at their positions only with selfplay.start_position_fraction > 0",
+            ));
+        }
         p.opponent_side()?;
         if p.has_opponent() {
             non_network_agent(
@@ -1141,6 +1157,16 @@ impl RunConfig {
         self.train_config()?;
         self.train.check(self.network.heads())?;
         self.eval.check(self.variant().ok())?;
+        if !self.selfplay.start_games.is_empty() {
+            crate::starts::start_game_positions(&self.selfplay.start_games, self.variant()?)
+                .map_err(|why| {
+                    bad(
+                        "selfplay.start_games",
+                        format!("{:?}", self.selfplay.start_games),
+                        why,
+                    )
+                })?;
+        }
         self.asynchronous.check(self.selfplay.max_plies)
     }
 }
@@ -1208,7 +1234,14 @@ mod tests {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "toml") {
-                    RunConfig::load(&path).unwrap();
+                    // Their data paths are from the repository's root, where
+                    // they are run (the tests run in the crate's folder).
+                    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+                    let text = std::fs::read_to_string(&path)
+                        .unwrap()
+                        .replace("\"data/", &format!("\"{}/data/", root.display()));
+                    RunConfig::from_toml(&text, &path)
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                     seen += 1;
                 }
             }
@@ -1279,6 +1312,19 @@ mod tests {
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
         ("selfplay.start_position_fraction", "1.5"),
+        (
+            "selfplay.start_games",
+            "[\"../../data/suites/classic13-games.csv\"]",
+        ),
+        (
+            "selfplay.start_games",
+            "[\"no/such/games.csv\"]\nstart_position_fraction = 0.5",
+        ),
+        // Classic games for a Two Foxes run.
+        (
+            "selfplay.start_games",
+            "[\"../../data/suites/classic13-games.csv\"]\nstart_position_fraction = 0.5",
+        ),
         ("selfplay.opponent_fraction", "1.5"),
         ("selfplay.opponent", "\"\"\nopponent_fraction = 0.5"),
         (

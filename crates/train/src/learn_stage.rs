@@ -159,14 +159,25 @@ impl Run {
     }
 
     /// The positions self-play of `generation` may begin at
-    /// (`selfplay.start_position_fraction`): those of the replay window's
-    /// samples before it and of generation 0's expert games. Empty when the
+    /// (`selfplay.start_position_fraction`): those of `selfplay.start_games`,
+    /// of the replay window's samples before it and of generation 0's
+    /// expert games. Empty when the
     /// fraction is 0, so a run that does not ask for it reads nothing.
     pub(crate) fn start_positions(&self, generation: u32) -> Result<Vec<Position>, TrainError> {
         if self.config.selfplay.start_position_fraction <= 0.0 {
             return Ok(Vec::new());
         }
-        let mut out: Vec<Position> = Vec::new();
+        let start_games = &self.config.selfplay.start_games;
+        let mut out: Vec<Position> =
+            crate::starts::start_game_positions(start_games, self.config.variant()?).map_err(
+                |why| {
+                    TrainError::Config(crate::config::ConfigError {
+                        key: "selfplay.start_games",
+                        value: format!("{start_games:?}"),
+                        expected: why,
+                    })
+                },
+            )?;
         if generation > 1 {
             out.extend(self.window(generation - 1)?.iter().map(|s| s.position));
         }

@@ -18,6 +18,7 @@ pub mod selfplay;
 pub mod selfplay_stage;
 pub mod selfplay_stats;
 pub mod shard;
+pub mod starts;
 
 pub use config::RunConfig;
 pub use error::TrainError;

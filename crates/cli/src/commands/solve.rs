@@ -548,17 +548,8 @@ struct Candidate {
 /// The game of a row of `games_path`, replayed over the rules; an error
 /// names the file, the game and the ply.
 fn replay_row(games_path: &std::path::Path, row: &halatafl_arena::GameRow) -> Result<Game> {
-    let variant: Variant = row
-        .variant
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("{}, game {}: {e}", games_path.display(), row.game))?;
-    let mut game = Game::start_of(variant);
-    for (i, text) in row.moves.split_whitespace().enumerate() {
-        game.play_str(text).with_context(|| {
-            format!("{}, game {}, ply {}", games_path.display(), row.game, i + 1)
-        })?;
-    }
-    Ok(game)
+    row.replay()
+        .map_err(|why| anyhow::anyhow!("{}, game {}, {why}", games_path.display(), row.game))
 }
 
 /// `solve --from-games G --deepest`: per game, the deepest position before
