@@ -83,5 +83,23 @@ pub fn parse_device(text: &str) -> Result<tch::Device, DeviceError> {
 /// thread that runs the network calls this first.
 pub fn set_threads(intra_op: usize) {
     denormal::flush_denormals();
+    keep_freed_memory();
     tch::set_num_threads(intra_op.max(1) as i32);
+}
+
+/// Tells glibc's allocator to keep freed memory rather than hand it back
+/// to the system after every network call (trim and mmap thresholds of
+/// 256 MiB): each call allocates and frees its activations, and giving
+/// them back meant fresh zeroed pages every call.
+fn keep_freed_memory() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only sets allocator parameters; glibc documents
+        // both as safe to change at any time.
+        unsafe {
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20);
+        }
+    });
 }

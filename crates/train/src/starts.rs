@@ -61,7 +61,8 @@ mod tests {
         assert_eq!(&positions[..first.ply()], &first.positions()[..first.ply()]);
         assert!(positions.iter().all(|p| Game::new(*p).outcome().is_none()));
 
-        let err = start_game_positions(std::slice::from_ref(&path), Variant::two_foxes()).unwrap_err();
+        let err =
+            start_game_positions(std::slice::from_ref(&path), Variant::two_foxes()).unwrap_err();
         assert!(err.contains("game 1: its variant is classic"), "{err}");
         let _ = std::fs::remove_file(&path);
     }
