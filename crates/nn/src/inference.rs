@@ -101,8 +101,17 @@ pub struct PrecisionTrial {
     pub f32_per_second: f64,
     /// bf16 positions per second.
     pub bf16_per_second: f64,
+}
+
+impl PrecisionTrial {
     /// The precision kept: bf16 only when it was faster.
-    pub chosen: Precision,
+    pub fn chosen(&self) -> Precision {
+        if self.bf16_per_second > self.f32_per_second {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }
+    }
 }
 
 impl std::fmt::Display for PrecisionTrial {
@@ -110,7 +119,7 @@ impl std::fmt::Display for PrecisionTrial {
         write!(
             f,
             "{} (measured at batch {}: f32 {:.0} positions/s, bf16 {:.0})",
-            PrecisionChoice::Fixed(self.chosen),
+            PrecisionChoice::Fixed(self.chosen()),
             self.batch,
             self.f32_per_second,
             self.bf16_per_second
@@ -195,24 +204,16 @@ impl PreparedNet {
             v.sort_by(f64::total_cmp);
             v[v.len() / 2].max(1e-9)
         };
-        let f32_per_second = batch as f64 / median(f32_times);
-        let bf16_per_second = batch as f64 / median(bf16_times);
-        let chosen = if bf16_per_second > f32_per_second {
-            Precision::Bf16
-        } else {
-            Precision::F32
-        };
-        let mut net = if chosen == Precision::Bf16 {
-            bf16_net
-        } else {
-            f32_net
-        };
-        net.trial = Some(PrecisionTrial {
+        let trial = PrecisionTrial {
             batch,
-            f32_per_second,
-            bf16_per_second,
-            chosen,
-        });
+            f32_per_second: batch as f64 / median(f32_times),
+            bf16_per_second: batch as f64 / median(bf16_times),
+        };
+        let mut net = match trial.chosen() {
+            Precision::Bf16 => bf16_net,
+            Precision::F32 => f32_net,
+        };
+        net.trial = Some(trial);
         net
     }
 }

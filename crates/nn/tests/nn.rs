@@ -449,7 +449,7 @@ fn auto_precision_keeps_the_faster_form_and_says_what_it_measured() {
             } else {
                 Precision::F32
             };
-            assert_eq!((trial.chosen, auto.precision()), (faster, faster));
+            assert_eq!((trial.chosen(), auto.precision()), (faster, faster));
             assert!(
                 trial.to_string().contains("measured at batch 16"),
                 "{trial}"
@@ -473,7 +473,7 @@ fn auto_precision_keeps_the_faster_form_and_says_what_it_measured() {
     let prepared = PreparedNet::new(&t.net, PrecisionChoice::Auto, Device::Cpu, 8);
     let served = NetEvaluator::start(move || prepared.settle(), EvaluatorConfig::default());
     assert_eq!(
-        served.trial().map(|t| t.chosen),
+        served.trial().map(|t| t.chosen()),
         served.trial().map(|_| served.precision())
     );
     assert_eq!(served.trial().is_some(), cpu_has_fast_bf16());

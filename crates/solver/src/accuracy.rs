@@ -69,6 +69,44 @@ pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
     }
 }
 
+/// Judges every entry on `threads` threads, each with its own agent from
+/// `make_agent` (entries dealt out in turn); `on_judged` is called after
+/// each position (progress bars). The verdicts come grouped by thread,
+/// which no tally depends on.
+pub fn judge_all<E: Send>(
+    entries: &[SuiteEntry],
+    threads: usize,
+    seed: u64,
+    make_agent: &(dyn Fn() -> Result<Box<dyn Agent>, E> + Sync),
+    on_judged: &(dyn Fn() + Sync),
+) -> Result<Vec<Verdict>, E> {
+    let threads = threads.clamp(1, entries.len().max(1));
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || -> Result<Vec<Verdict>, E> {
+                    let mut agent = make_agent()?;
+                    Ok(entries
+                        .iter()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|e| {
+                            let verdict = judge(agent.as_mut(), e, seed);
+                            on_judged();
+                            verdict
+                        })
+                        .collect())
+                })
+            })
+            .collect();
+        let parts = workers
+            .into_iter()
+            .map(|w| w.join().expect("judging worker"))
+            .collect::<Result<Vec<_>, E>>()?;
+        Ok(parts.into_iter().flatten().collect())
+    })
+}
+
 /// Counts over a group of verdicts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {

@@ -19,7 +19,7 @@ use halatafl_arena::{match_jobs, play_games, GameRow, MatchConfig, MatchSummary}
 use halatafl_dataio::run_rows::{append_rows, read_csv_rows, replace_generation_rows};
 use halatafl_dataio::{AccuracyRow, EvalRow};
 use halatafl_nn::{checkpoint, NetRegistry};
-use halatafl_solver::accuracy::{group_tallies, judge, Verdict};
+use halatafl_solver::accuracy::{group_tallies, judge_all};
 use halatafl_solver::suite::{read_suite, SuiteEntry};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -200,38 +200,13 @@ impl Run {
         for (name, spec) in &agents {
             let pb = bar(entries.len() as u64, &format!("suite {generation}"));
             pb.set_message(name.to_string());
-            let verdicts: Result<Vec<Vec<Verdict>>, SpecError> = std::thread::scope(|s| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let (entries, pb) = (&entries, &pb);
-                        s.spawn(move || -> Result<Vec<Verdict>, SpecError> {
-                            let mut agent = factory(spec, seed)?;
-                            Ok(entries
-                                .iter()
-                                .skip(t)
-                                .step_by(threads)
-                                .map(|e| {
-                                    pb.inc(1);
-                                    judge(agent.as_mut(), e, seed)
-                                })
-                                .collect())
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|w| w.join().expect("suite worker"))
-                    .collect()
-            });
+            let make_agent = || factory(spec, seed);
+            let verdicts = judge_all(&entries, threads, seed, &make_agent, &|| pb.inc(1));
             pb.finish_and_clear();
-            let verdicts: Vec<Verdict> = verdicts
-                .map_err(|e| TrainError::Stage {
-                    generation,
-                    why: format!("judging on the suite: {e}"),
-                })?
-                .into_iter()
-                .flatten()
-                .collect();
+            let verdicts = verdicts.map_err(|e| TrainError::Stage {
+                generation,
+                why: format!("judging on the suite: {e}"),
+            })?;
             for (group, t) in group_tallies(&verdicts) {
                 let rate = t.errors as f64 / t.positions.max(1) as f64;
                 let (lo, hi) = wilson_interval(rate, t.positions as u64, 1.96);

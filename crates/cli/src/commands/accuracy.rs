@@ -2,7 +2,7 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::stats::wilson_interval;
-use halatafl_solver::accuracy::{group_tallies, judge, Verdict};
+use halatafl_solver::accuracy::{group_tallies, judge_all};
 use halatafl_solver::suite::read_suite;
 use std::path::PathBuf;
 
@@ -51,30 +51,8 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     // The spec is checked once, before any thread starts.
     build_agent(&args.agent, args.seed, variant)
         .with_context(|| format!("agent `{}`", args.agent))?;
-    let threads = args.threads.min(entries.len());
-    let verdicts: Vec<Verdict> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let entries = &entries;
-                let spec = &args.agent;
-                let seed = args.seed;
-                s.spawn(move || -> Result<Vec<Verdict>> {
-                    let mut agent = build_agent(spec, seed, variant)?;
-                    Ok(entries
-                        .iter()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|e| judge(agent.as_mut(), e, seed))
-                        .collect())
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("accuracy worker"))
-            .collect::<Result<Vec<_>>>()
-            .map(|parts| parts.into_iter().flatten().collect())
-    })?;
+    let make_agent = || build_agent(&args.agent, args.seed, variant);
+    let verdicts = judge_all(&entries, args.threads, args.seed, &make_agent, &|| {})?;
     let groups = group_tallies(&verdicts);
     let all = groups.last().expect("the `all` group").1;
     if args.json {
