@@ -8,7 +8,7 @@ use halatafl_arena::MAX_OPENING_PLIES;
 use halatafl_nn::{
     AuxHeads, AuxTarget, AuxWeights, LrSchedule, NetConfig, OptimizerKind, TrainConfig,
 };
-use halatafl_rules::Variant;
+use halatafl_rules::{Side, Variant};
 use serde::{Deserialize, Serialize};
 use std::ops::{Bound, RangeBounds, RangeInclusive};
 use std::path::Path;
@@ -216,6 +216,19 @@ pub struct BootstrapSection {
     pub replay_fraction: f64,
     /// ... in generations 1 to this one (0: none after generation 0).
     pub replay_generations: u32,
+    /// A second agent for a share of the expert's games (a non-network
+    /// spec, e.g. `random`; empty: none): it plays `opponent_side` and the
+    /// expert the other side, and only the expert's moves become samples,
+    /// with the result against this opponent as their value target. Where
+    /// one side wins every game between experts (classic Fox and Geese with
+    /// 13 geese: the fox), the expert's own games teach the value head a
+    /// constant; against a weak fox the expert's geese also win, and the
+    /// positions they win from enter generation 0's data.
+    pub opponent: String,
+    /// Share of the expert's games played against `opponent`.
+    pub opponent_fraction: f64,
+    /// The side `opponent` plays: `geese`, `foxes`, or `either` (drawn per game).
+    pub opponent_side: String,
 }
 
 impl Default for BootstrapSection {
@@ -227,6 +240,9 @@ impl Default for BootstrapSection {
             steps: 1000,
             replay_fraction: 0.25,
             replay_generations: 3,
+            opponent: String::new(),
+            opponent_fraction: 0.0,
+            opponent_side: "geese".into(),
         }
     }
 }
@@ -262,7 +278,39 @@ impl BootstrapSection {
             b.replay_fraction,
             closed(0.0, 1.0),
         )?;
+        real(
+            "bootstrap.opponent_fraction",
+            b.opponent_fraction,
+            closed(0.0, 1.0),
+        )?;
+        b.opponent_side()?;
+        if b.has_opponent() {
+            non_network_agent(
+                "bootstrap.opponent",
+                &b.opponent,
+                "bootstrap.opponent_fraction > 0 needs a non-network agent, e.g. random",
+            )?;
+            // The expert's side of a game is told by its spec in the game's
+            // row, so the two must differ.
+            if b.opponent.trim() == b.agent.trim() {
+                return Err(bad(
+                    "bootstrap.opponent",
+                    quoted(&b.opponent),
+                    "must differ from bootstrap.agent (games between the two would be the expert's own)",
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// `opponent_side` parsed.
+    pub fn opponent_side(&self) -> Result<OpponentSide, ConfigError> {
+        OpponentSide::parse("bootstrap.opponent_side", &self.opponent_side)
+    }
+
+    /// Whether some expert games are played against `opponent`.
+    pub fn has_opponent(&self) -> bool {
+        self.opponent_fraction > 0.0
     }
 }
 
@@ -277,19 +325,34 @@ pub enum OpponentSide {
     Either,
 }
 
-impl SelfPlaySection {
-    /// `opponent_side` parsed.
-    pub fn opponent_side(&self) -> Result<OpponentSide, ConfigError> {
-        match self.opponent_side.as_str() {
+impl OpponentSide {
+    /// The value of `key` (an `opponent_side` key).
+    fn parse(key: &'static str, text: &str) -> Result<OpponentSide, ConfigError> {
+        match text {
             "foxes" => Ok(OpponentSide::Foxes),
             "geese" => Ok(OpponentSide::Geese),
             "either" => Ok(OpponentSide::Either),
-            other => Err(bad(
-                "selfplay.opponent_side",
-                quoted(other),
-                "expected geese, foxes or either",
-            )),
+            other => Err(bad(key, quoted(other), "expected geese, foxes or either")),
         }
+    }
+
+    /// The side the opponent takes in one game; for `Either`, the foxes
+    /// when `coin` says so (called only then, so a seeded stream of draws
+    /// is consumed only by games that need it).
+    pub fn draw(self, coin: impl FnOnce() -> bool) -> Side {
+        match self {
+            OpponentSide::Foxes => Side::Foxes,
+            OpponentSide::Geese => Side::Geese,
+            OpponentSide::Either if coin() => Side::Foxes,
+            OpponentSide::Either => Side::Geese,
+        }
+    }
+}
+
+impl SelfPlaySection {
+    /// `opponent_side` parsed.
+    pub fn opponent_side(&self) -> Result<OpponentSide, ConfigError> {
+        OpponentSide::parse("selfplay.opponent_side", &self.opponent_side)
     }
 
     /// Whether some games are played against `opponent`.
@@ -1281,6 +1344,14 @@ mod tests {
         ("bootstrap.steps", "0\ngames = 5"),
         ("bootstrap.replay_fraction", "1.5"),
         ("bootstrap.replay_fraction", "nan"),
+        ("bootstrap.opponent_fraction", "1.5"),
+        ("bootstrap.opponent", "\"best\"\nopponent_fraction = 0.5"),
+        ("bootstrap.opponent", "\"\"\nopponent_fraction = 0.5"),
+        (
+            "bootstrap.opponent",
+            "\"alphabeta:depth=4\"\nopponent_fraction = 0.5\nagent = \"alphabeta:depth=4\"",
+        ),
+        ("bootstrap.opponent_side", "\"pigs\""),
         ("search.algorithm", "\"alphazero\""),
         ("search.simulations", "0"),
         ("search.full_search_probability", "0.0"),

@@ -22,7 +22,7 @@
 //! them), and only the network's positions become samples, their value target
 //! the result against that agent.
 
-use crate::config::{OpponentSide, RunConfig};
+use crate::config::RunConfig;
 use crate::error::TrainError;
 pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
@@ -298,12 +298,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
             // Drawn only when asked for, as above.
             let opponent_side = match &opponent {
                 Some(_) if rng.random_bool(cfg.selfplay.opponent_fraction) => {
-                    Some(match opponent_sides {
-                        OpponentSide::Foxes => Side::Foxes,
-                        OpponentSide::Geese => Side::Geese,
-                        OpponentSide::Either if rng.random_bool(0.5) => Side::Foxes,
-                        OpponentSide::Either => Side::Geese,
-                    })
+                    Some(opponent_sides.draw(|| rng.random_bool(0.5)))
                 }
                 _ => None,
             };

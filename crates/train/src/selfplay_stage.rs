@@ -54,12 +54,22 @@ impl Run {
         let cfg = &self.config;
         let b = &cfg.bootstrap;
         let variant = cfg.variant()?;
+        let opponent = if b.has_opponent() {
+            Some(crate::bootstrap::ExpertOpponent {
+                spec: &b.opponent,
+                fraction: b.opponent_fraction,
+                side: b.opponent_side()?,
+            })
+        } else {
+            None
+        };
         let jobs = crate::bootstrap::expert_jobs(
             &b.agent,
             b.games,
             b.opening_plies,
             variant,
             self.stage_seed(0, Stage::SelfPlay),
+            opponent,
         )
         .map_err(|e| TrainError::Bootstrap(e.to_string()))?;
         // The jobs carry their openings and seeds; the config gives threads.
@@ -80,8 +90,9 @@ impl Run {
         let mut stats = SelfPlayStats::default();
         let mut samples = Vec::new();
         for row in &rows {
-            let (outcome, game_samples) =
-                crate::bootstrap::samples_from_game(row, variant).map_err(TrainError::Bootstrap)?;
+            let expert = crate::bootstrap::expert_side(row, &b.agent);
+            let (outcome, game_samples) = crate::bootstrap::samples_from_game(row, variant, expert)
+                .map_err(TrainError::Bootstrap)?;
             stats.add(&FinishedGame {
                 index: row.game,
                 result: outcome.result_word(),
@@ -90,7 +101,7 @@ impl Run {
                 samples: game_samples.len(),
                 false_resign: None,
                 drawn_start: false,
-                opponent: None,
+                opponent: expert.map(|side| side.other()),
                 moves: row.moves.clone(),
                 start: None,
             });
@@ -107,8 +118,15 @@ impl Run {
         halatafl_arena::write_csv_atomic(&self.dir.join("bootstrap.csv"), &rows)?;
         let row = self.selfplay_row(0, &stats, 0.0, 0.0);
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
+        let against = match stats.opponent_games {
+            0 => String::new(),
+            n => format!(
+                ", {n} against bootstrap.opponent {:?} (the expert won or drew {})",
+                b.opponent, stats.opponent_not_lost
+            ),
+        };
         self.log(&format!(
-            "generation 0 expert games ({}): {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s",
+            "generation 0 expert games ({}): {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s{against}",
             b.agent, row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second
         ));
         Ok(stats)
