@@ -222,20 +222,15 @@ mod tests {
     #[test]
     fn against_an_opponent_only_the_experts_moves_become_samples() {
         let variant = Variant::classic(13, false).unwrap();
-        let opponent = |fraction, side| ExpertOpponent {
-            spec: "random",
-            fraction,
-            side,
+        let jobs_with = |games, fraction, side| {
+            let opponent = ExpertOpponent {
+                spec: "random",
+                fraction,
+                side,
+            };
+            expert_jobs("alphabeta:depth=1", games, 0, variant, 5, Some(opponent)).unwrap()
         };
-        let jobs = expert_jobs(
-            "alphabeta:depth=1",
-            200,
-            0,
-            variant,
-            5,
-            Some(opponent(0.5, OpponentSide::Either)),
-        )
-        .unwrap();
+        let jobs = jobs_with(200, 0.5, OpponentSide::Either);
         let met = |side: Side| {
             jobs.iter()
                 .filter(|j| match side {
@@ -251,27 +246,10 @@ mod tests {
         );
         assert!(jobs.iter().all(|j| j.foxes != "random" || j.geese != "random"));
         // The draw is per game: the first games do not change with the count.
-        let fewer = expert_jobs(
-            "alphabeta:depth=1",
-            20,
-            0,
-            variant,
-            5,
-            Some(opponent(0.5, OpponentSide::Either)),
-        )
-        .unwrap();
-        for (a, b) in fewer.iter().zip(&jobs) {
+        for (a, b) in jobs_with(20, 0.5, OpponentSide::Either).iter().zip(&jobs) {
             assert_eq!((&a.foxes, &a.geese), (&b.foxes, &b.geese));
         }
-        let all_foxes = expert_jobs(
-            "alphabeta:depth=1",
-            10,
-            0,
-            variant,
-            5,
-            Some(opponent(1.0, OpponentSide::Foxes)),
-        )
-        .unwrap();
+        let all_foxes = jobs_with(10, 1.0, OpponentSide::Foxes);
         assert!(all_foxes.iter().all(|j| j.foxes == "random" && j.geese != "random"));
 
         let factory =
