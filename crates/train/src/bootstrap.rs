@@ -31,6 +31,8 @@ use crate::shard::StoredSample;
 use halatafl_arena::{derive_seed, random_opening, ArenaError, GameJob, GameRow};
 use halatafl_nn::{AuxTarget, GameEnd, Sample};
 use halatafl_rules::{Game, Outcome, Side, Variant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 /// A second agent for a share of the expert's games.
 #[derive(Clone, Copy, Debug)]
@@ -41,12 +43,6 @@ pub struct ExpertOpponent<'a> {
     pub fraction: f64,
     /// The side it plays.
     pub side: OpponentSide,
-}
-
-/// A uniform draw in [0, 1) from a seed: a game's own, so whether game `i`
-/// meets the opponent does not depend on how many games there are.
-fn unit(seed: u64) -> f64 {
-    (seed >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// The expert's games: each with its own random opening of `opening_plies`,
@@ -64,9 +60,11 @@ pub fn expert_jobs(
             let mut foxes = agent.to_string();
             let mut geese = agent.to_string();
             if let Some(o) = opponent {
-                let draw = derive_seed(seed ^ 0x0bb0_5e17, i as u64);
-                if unit(draw) < o.fraction {
-                    match o.side.draw(|| unit(derive_seed(draw, 1)) < 0.5) {
+                // Each game draws from its own stream, so whether game `i`
+                // meets the opponent does not depend on how many games there are.
+                let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed ^ 0x0bb0_5e17, i as u64));
+                if rng.random_bool(o.fraction) {
+                    match o.side.draw(|| rng.random_bool(0.5)) {
                         Side::Foxes => foxes = o.spec.to_string(),
                         Side::Geese => geese = o.spec.to_string(),
                     }
@@ -244,13 +242,17 @@ mod tests {
             (25..=75).contains(&as_foxes) && (25..=75).contains(&as_geese),
             "about 50 of 200 games each way: {as_foxes}, {as_geese}"
         );
-        assert!(jobs.iter().all(|j| j.foxes != "random" || j.geese != "random"));
+        assert!(jobs
+            .iter()
+            .all(|j| j.foxes != "random" || j.geese != "random"));
         // The draw is per game: the first games do not change with the count.
         for (a, b) in jobs_with(20, 0.5, OpponentSide::Either).iter().zip(&jobs) {
             assert_eq!((&a.foxes, &a.geese), (&b.foxes, &b.geese));
         }
         let all_foxes = jobs_with(10, 1.0, OpponentSide::Foxes);
-        assert!(all_foxes.iter().all(|j| j.foxes == "random" && j.geese != "random"));
+        assert!(all_foxes
+            .iter()
+            .all(|j| j.foxes == "random" && j.geese != "random"));
 
         let factory =
             |spec: &str,
@@ -272,7 +274,9 @@ mod tests {
             let (outcome, samples) = samples_from_game(row, variant, expert).unwrap();
             let (_, every) = samples_from_game(row, variant, None).unwrap();
             assert_eq!(outcome.result_word(), row.result);
-            assert!(samples.iter().all(|s| s.sample.position.side() == Side::Geese));
+            assert!(samples
+                .iter()
+                .all(|s| s.sample.position.side() == Side::Geese));
             // The geese's positions of the whole game, with the same targets
             // (distance to the end included) as when both sides are kept.
             let geese: Vec<_> = every

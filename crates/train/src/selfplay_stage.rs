@@ -33,17 +33,23 @@ use std::time::Instant;
 
 /// The log's note on games begun at drawn positions (none when there were none).
 fn drawn_starts_note(stats: &SelfPlayStats) -> String {
-    let mut note = match stats.drawn_starts {
+    let note = match stats.drawn_starts {
         0 => String::new(),
         n => format!(", {n} begun at positions of earlier games"),
     };
-    if stats.opponent_games > 0 {
-        note += &format!(
-            ", {} against selfplay.opponent (the network won or drew {})",
-            stats.opponent_games, stats.opponent_not_lost
-        );
+    note + &opponent_note(stats, "selfplay.opponent", "the network")
+}
+
+/// The log's note on games against a fixed opponent (`key`), and how many
+/// of them `player` won or drew; empty when there were none.
+fn opponent_note(stats: &SelfPlayStats, key: &str, player: &str) -> String {
+    match stats.opponent_games {
+        0 => String::new(),
+        n => format!(
+            ", {n} against {key} ({player} won or drew {})",
+            stats.opponent_not_lost
+        ),
     }
-    note
 }
 
 impl Run {
@@ -118,13 +124,11 @@ impl Run {
         halatafl_arena::write_csv_atomic(&self.dir.join("bootstrap.csv"), &rows)?;
         let row = self.selfplay_row(0, &stats, 0.0, 0.0);
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
-        let against = match stats.opponent_games {
-            0 => String::new(),
-            n => format!(
-                ", {n} against bootstrap.opponent {:?} (the expert won or drew {})",
-                b.opponent, stats.opponent_not_lost
-            ),
-        };
+        let against = opponent_note(
+            &stats,
+            &format!("bootstrap.opponent {:?}", b.opponent),
+            "the expert",
+        );
         self.log(&format!(
             "generation 0 expert games ({}): {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s{against}",
             b.agent, row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second
