@@ -4,4 +4,5 @@
 //! specs, drawing boards and the engine protocol.
 
 pub use halatafl_program::{agents, board_text, protocol};
+pub mod move_order;
 pub mod outputs;

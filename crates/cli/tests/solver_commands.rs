@@ -812,3 +812,88 @@ fn critical_suites_keep_only_positions_where_a_move_gives_the_value_away() {
         );
     }
 }
+
+#[test]
+fn move_orders_prove_the_same_values_and_bad_orders_are_refused() {
+    let dir = scratch("order");
+    let games = dir.join("games.csv");
+    let g = games.to_str().unwrap();
+    two_decided_games(g);
+    let rows = read_csv(&games);
+    let moves: Vec<&str> = rows[0]["moves"].split_whitespace().collect();
+    let replayed = ok(&["replay", &moves.join(" ")]);
+    let lines: Vec<&str> = replayed.lines().collect();
+    let value = |out: &str| {
+        out.lines()
+            .find(|l| l.starts_with("value: "))
+            .unwrap()
+            .to_string()
+    };
+    for back in [6, 12] {
+        let fen = lines[moves.len() - back]
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let solve = |order: &str| {
+            ok(&[
+                "solve",
+                "--fen",
+                &fen,
+                "--budget-nodes",
+                "2000000",
+                "--tt-mb",
+                "16",
+                "--order",
+                order,
+            ])
+        };
+        let plain = solve("none");
+        assert!(!value(&plain).contains("unknown"), "{plain}");
+        for order in ["eval", "best"] {
+            let out = solve(order);
+            assert_eq!(
+                value(&out),
+                value(&plain),
+                "--order {order} at {fen}: {out}"
+            );
+            assert!(out.contains("ranked: "), "{out}");
+        }
+    }
+    let out = ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--deepest",
+        "--budget-nodes",
+        "20000",
+        "--tt-mb",
+        "4",
+        "--order",
+        "eval",
+    ]);
+    assert!(out.contains("order eval, "), "{out}");
+    assert!(!out.contains(" 0 positions ranked"), "{out}");
+    // A malformed order is a usage error (exit 2), named by clap.
+    let usage = |args: &[&str]| {
+        let out = halatafl(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let err = usage(&["solve", "--order", "policy"]);
+    assert!(err.contains("unknown order `policy`"), "{err}");
+    let err = usage(&["solve", "--order", "best:sims=100"]);
+    assert!(err.contains("`sims` is not an option"), "{err}");
+    let err = fails(&["solve", "--order", "net:ckpt=/nonexistent.safetensors"]);
+    assert!(err.contains("/nonexistent.safetensors"), "{err}");
+    let err = fails(&[
+        "solve",
+        "--variant",
+        "classic",
+        "--method",
+        "dag",
+        "--order",
+        "eval",
+    ]);
+    assert!(err.contains("--order ranks moves for df-pn"), "{err}");
+}

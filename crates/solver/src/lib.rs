@@ -120,6 +120,7 @@
 
 pub mod accuracy;
 pub mod dag;
+pub mod order;
 pub mod replay;
 pub mod retro;
 mod search;
@@ -129,6 +130,7 @@ mod value;
 mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
+pub use order::MoveOrder;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
 pub use search::{goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig};

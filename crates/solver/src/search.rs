@@ -2,10 +2,12 @@
 //! the answers are exact).
 
 use crate::dag::FreeFox;
+use crate::order::{rank_factors, MoveOrder};
 use crate::tt::{Known, Table, TableStats};
 use crate::value::Value;
 use crate::SolveError;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -206,7 +208,20 @@ pub struct Solver {
     /// Classic Fox and Geese without sideways steps: a leaf where the fox
     /// is free is a fox win (crate docs).
     free_fox: FreeFox,
+    /// Ranks the mover's moves for new leaves' numbers ([`crate::order`]).
+    order: Option<Arc<dyn MoveOrder>>,
+    /// The rank factors of positions already ranked, by Zobrist hash: df-pn
+    /// enters a node many times, and a network call costs far more than a
+    /// node. A hash collision can only give a poor order, never a wrong
+    /// answer; a cached entry of the wrong length is ranked again.
+    order_cache: HashMap<u64, Box<[u8]>>,
+    /// Positions ranked by [`Solver::order`] (cache misses).
+    ranked: u64,
 }
+
+/// Entries of the order cache before it is emptied (a bound on its memory:
+/// about 60 bytes an entry).
+const ORDER_CACHE_ENTRIES: usize = 1 << 22;
 
 impl Solver {
     /// A solver with an empty table of `config.tt_mib` MiB, after checking
@@ -225,7 +240,24 @@ impl Solver {
             limit: 0,
             stop: None,
             free_fox: FreeFox::new(),
+            order: None,
+            order_cache: HashMap::new(),
+            ranked: 0,
         })
+    }
+
+    /// The solver with new leaves' numbers shaped by `order`'s ranking of
+    /// the mover's moves ([`crate::order`]): the same answers, in fewer
+    /// nodes where the ranking is good.
+    pub fn with_order(mut self, order: Arc<dyn MoveOrder>) -> Solver {
+        self.order = Some(order);
+        self
+    }
+
+    /// Positions ranked by the move order so far (each once while it stays
+    /// in the order cache), over every solve.
+    pub fn ranked_positions(&self) -> u64 {
+        self.ranked
     }
 
     /// The table's use so far, over every solve.
@@ -298,6 +330,7 @@ impl Solver {
         let run = |prover: Side| {
             let mut solver = Solver::new(half.clone()).expect("half a valid config is valid");
             solver.stop = Some(stop.clone());
+            solver.order = self.order.clone();
             let (outcome, best, nodes) = solver.prove(position, prover, budget.max(1));
             if outcome == SearchOutcome::Proven {
                 stop.store(true, Ordering::Relaxed);
@@ -416,12 +449,46 @@ impl Solver {
             .find(|&i| positions[i].same_placement(current))
     }
 
+    /// The move order's factor for each of the current position's `moves`
+    /// (`None` without an order), from the cache where it is there.
+    fn rank_factors(&mut self, moves: &[Move]) -> Option<Box<[u8]>> {
+        let order = self.order.as_ref()?;
+        let position = self.game.position();
+        let key = position.hash();
+        if let Some(f) = self.order_cache.get(&key) {
+            if f.len() == moves.len() {
+                return Some(f.clone());
+            }
+        }
+        let mut scores = Vec::with_capacity(moves.len());
+        order.scores(position, moves, &mut scores);
+        let factors: Box<[u8]> = if scores.len() == moves.len() {
+            rank_factors(&scores).into()
+        } else {
+            // An order that answers for another move list ranks nothing.
+            vec![1; moves.len()].into()
+        };
+        self.ranked += 1;
+        if self.order_cache.len() >= ORDER_CACHE_ENTRIES {
+            self.order_cache.clear();
+        }
+        self.order_cache.insert(key, factors.clone());
+        Some(factors)
+    }
+
     /// Numbers of the current position as a leaf: end rules 1-3, then rule
     /// 5, then a repetition on the path, then the table, then mobility.
     fn leaf(&self) -> (u64, u64, u32) {
+        let (pn, dn, dep, _) = self.leaf_fresh();
+        (pn, dn, dep)
+    }
+
+    /// [`Solver::leaf`], and whether the numbers are a new leaf's estimate
+    /// (nothing known of the position) that a move order may shape.
+    fn leaf_fresh(&self) -> (u64, u64, u32, bool) {
         let p = self.game.position();
-        let win = (0, INF, INDEPENDENT);
-        let not_win = (INF, 0, INDEPENDENT);
+        let win = (0, INF, INDEPENDENT, false);
+        let not_win = (INF, 0, INDEPENDENT, false);
         if let Some(outcome) = p.material_outcome() {
             return if outcome.winner == Some(self.prover) {
                 win
@@ -448,12 +515,12 @@ impl Solver {
             };
         }
         if let Some(j) = self.repeated_at() {
-            return (INF, 0, j as u32);
+            return (INF, 0, j as u32, false);
         }
         match self.table.lookup(p, self.prover) {
             Known::Proven => win,
             Known::Disproven => not_win,
-            Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT),
+            Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT, false),
             Known::Missing => {
                 let (h_pn, h_dn) = match self.config.init {
                     LeafInit::Mobility => (1, 1),
@@ -463,9 +530,9 @@ impl Solver {
                     ),
                 };
                 if p.side() == self.prover {
-                    (h_pn, moves * h_dn, INDEPENDENT)
+                    (h_pn, moves * h_dn, INDEPENDENT, true)
                 } else {
-                    (moves * h_pn, h_dn, INDEPENDENT)
+                    (moves * h_pn, h_dn, INDEPENDENT, true)
                 }
             }
         }
@@ -499,11 +566,21 @@ impl Solver {
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
         let moves = self.game.position().legal_moves();
+        let factors = self.rank_factors(&moves);
         let mut children = Vec::with_capacity(moves.len());
-        for mv in moves {
+        for (i, &mv) in moves.iter().enumerate() {
             self.game.play_unchecked(mv);
-            let (pn, dn, dep) = self.leaf();
+            let (mut pn, mut dn, dep, fresh) = self.leaf_fresh();
             self.game.undo();
+            if let (Some(f), true) = (&factors, fresh) {
+                // The mover's own number: the prover's proof number at an
+                // OR node, the other side's disproof number at an AND node.
+                if or {
+                    pn *= u64::from(f[i]);
+                } else {
+                    dn *= u64::from(f[i]);
+                }
+            }
             children.push(Child { mv, pn, dn, dep });
         }
         let eps = self.config.epsilon_percent;

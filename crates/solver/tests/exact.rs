@@ -398,3 +398,111 @@ fn both_leaf_initialisations_give_the_values_of_minimax() {
     }
     assert!(decided >= 30, "{decided}");
 }
+
+/// Ranks by a fixed pseudo-random score per (position, move): an order
+/// that knows nothing, or (`reversed`) one that ranks the moves of a
+/// reference order backwards.
+struct HashOrder {
+    salt: u64,
+}
+
+impl halatafl_solver::MoveOrder for HashOrder {
+    fn scores(&self, position: &Position, moves: &[halatafl_rules::Move], scores: &mut Vec<f32>) {
+        scores.clear();
+        for (i, _) in moves.iter().enumerate() {
+            let h = (position.hash() ^ self.salt)
+                .wrapping_add(i as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            scores.push((h >> 40) as f32);
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("hash {}", self.salt)
+    }
+}
+
+/// Ranks the mover's moves by the exact value they lead to (a reference
+/// minimax), best first, or worst first when `worst_first`.
+struct ExactOrder {
+    worst_first: bool,
+}
+
+impl halatafl_solver::MoveOrder for ExactOrder {
+    fn scores(&self, position: &Position, moves: &[halatafl_rules::Move], scores: &mut Vec<f32>) {
+        scores.clear();
+        let mover = position.side();
+        for &mv in moves {
+            let mut child = *position;
+            child.play_unchecked(mv);
+            let score = match reference_value(&child, 2_000) {
+                Some(Value::Win(w)) if w == mover => 1.0,
+                Some(Value::Win(_)) => -1.0,
+                Some(Value::Draw) | None => 0.0,
+            };
+            scores.push(if self.worst_first { -score } else { score });
+        }
+    }
+
+    fn name(&self) -> String {
+        "exact".into()
+    }
+}
+
+#[test]
+fn a_move_order_changes_the_nodes_not_the_values() {
+    let variant = Variant::two_foxes();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let config = SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        ..SolverConfig::default()
+    };
+    let solver = |order: Option<std::sync::Arc<dyn halatafl_solver::MoveOrder>>| {
+        let s = Solver::new(config.clone()).unwrap();
+        match order {
+            Some(o) => s.with_order(o),
+            None => s,
+        }
+    };
+    let mut plain = solver(None);
+    let mut hashed = solver(Some(std::sync::Arc::new(HashOrder { salt: 3 })));
+    let mut good = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: false })));
+    let mut bad = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: true })));
+    let (mut decided, mut good_nodes, mut bad_nodes) = (0, 0, 0);
+    for _ in 0..300 {
+        if decided == 10 {
+            break;
+        }
+        let geese = rng.random_range(9..=11);
+        let p = random_position(&mut rng, variant, geese, (3, 7), (88, 99));
+        let Some(expected) = reference_value(&p, 40_000) else {
+            continue;
+        };
+        let plain_solution = plain.solve(&p);
+        assert_eq!(plain_solution.value, Some(expected), "{}", p.fen());
+        assert_eq!(hashed.solve(&p).value, Some(expected), "{}", p.fen());
+        if plain_solution.nodes < 30 {
+            // Too small for the order to matter.
+            continue;
+        }
+        // Fresh tables, so that the two orders' node counts compare.
+        good = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: false })));
+        bad = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: true })));
+        let (g, b) = (good.solve(&p), bad.solve(&p));
+        assert_eq!(g.value, Some(expected), "{}", p.fen());
+        assert_eq!(b.value, Some(expected), "{}", p.fen());
+        (good_nodes, bad_nodes) = (good_nodes + g.nodes, bad_nodes + b.nodes);
+        decided += 1;
+    }
+    assert_eq!(decided, 10);
+    assert!(hashed.ranked_positions() > 0);
+    assert!(good.ranked_positions() > 0 && bad.ranked_positions() > 0);
+    // The order is used: the best-first ranking needs fewer nodes than the
+    // worst-first one over the same positions.
+    assert!(
+        good_nodes < bad_nodes,
+        "best first {good_nodes} nodes, worst first {bad_nodes}"
+    );
+    eprintln!("best first {good_nodes} nodes, worst first {bad_nodes}");
+}
