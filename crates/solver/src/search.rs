@@ -335,9 +335,9 @@ impl Solver {
             if outcome == SearchOutcome::Proven {
                 stop.store(true, Ordering::Relaxed);
             }
-            (outcome, best, nodes, solver.table.stats())
+            (outcome, best, nodes, solver.table.stats(), solver.ranked)
         };
-        let ((o1, b1, n1, t1), (o2, b2, n2, t2)) = std::thread::scope(|s| {
+        let ((o1, b1, n1, t1, r1), (o2, b2, n2, t2, r2)) = std::thread::scope(|s| {
             let other = std::thread::Builder::new()
                 .stack_size(STACK_BYTES)
                 .spawn_scoped(s, || run(mover.other()))
@@ -351,6 +351,7 @@ impl Solver {
                 other.join().expect("search thread"),
             )
         });
+        self.ranked += r1 + r2;
         let (value, best) = if o1 == SearchOutcome::Proven {
             (Some(Value::Win(mover)), b1)
         } else {

@@ -467,6 +467,13 @@ fn a_move_order_changes_the_nodes_not_the_values() {
     };
     let mut plain = solver(None);
     let mut hashed = solver(Some(std::sync::Arc::new(HashOrder { salt: 3 })));
+    // Both boolean searches at once share the order.
+    let mut two_threads = Solver::new(SolverConfig {
+        threads: 2,
+        ..config.clone()
+    })
+    .unwrap()
+    .with_order(std::sync::Arc::new(HashOrder { salt: 5 }));
     let mut good = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: false })));
     let mut bad = solver(Some(std::sync::Arc::new(ExactOrder { worst_first: true })));
     let (mut decided, mut good_nodes, mut bad_nodes) = (0, 0, 0);
@@ -482,6 +489,7 @@ fn a_move_order_changes_the_nodes_not_the_values() {
         let plain_solution = plain.solve(&p);
         assert_eq!(plain_solution.value, Some(expected), "{}", p.fen());
         assert_eq!(hashed.solve(&p).value, Some(expected), "{}", p.fen());
+        assert_eq!(two_threads.solve(&p).value, Some(expected), "{}", p.fen());
         if plain_solution.nodes < 30 {
             // Too small for the order to matter.
             continue;
@@ -497,6 +505,7 @@ fn a_move_order_changes_the_nodes_not_the_values() {
     }
     assert_eq!(decided, 10);
     assert!(hashed.ranked_positions() > 0);
+    assert!(two_threads.ranked_positions() > 0);
     assert!(good.ranked_positions() > 0 && bad.ranked_positions() > 0);
     // The order is used: the best-first ranking needs fewer nodes than the
     // worst-first one over the same positions.
