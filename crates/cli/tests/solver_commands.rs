@@ -872,7 +872,7 @@ fn move_orders_prove_the_same_values_and_bad_orders_are_refused() {
         "--order",
         "eval",
     ]);
-    assert!(out.contains("order eval, "), "{out}");
+    assert!(out.contains("order eval base 2, "), "{out}");
     assert!(!out.contains(" 0 positions ranked"), "{out}");
     // A malformed order is a usage error (exit 2), named by clap.
     let usage = |args: &[&str]| {

@@ -153,6 +153,9 @@ pub enum SolveError {
     /// A node budget of 0, which could prove nothing.
     #[error("--budget-nodes 0: the node budget must be at least 1")]
     Budget,
+    /// An order base outside 1 to 64.
+    #[error("--order-base {0}: must be 1 to 64 (1 ignores the order; 2, the default, doubles a new leaf's number per rank)")]
+    OrderBase(u64),
     /// A table larger than the memory available now: refused with a
     /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]

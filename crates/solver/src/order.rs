@@ -9,7 +9,8 @@
 //! its nodes over all of them. With a [`MoveOrder`] the solver ranks the
 //! mover's moves once per position and multiplies a new child's own number
 //! (its proof number at an OR node, its disproof number at an AND node) by
-//! `1 + rank`, capped at [`MAX_FACTOR`]: the best-ranked move starts
+//! `base^rank` ([`rank_factor`], capped at [`MAX_FACTOR`];
+//! `SolverConfig::order_base`, 2 by default): the best-ranked move starts
 //! cheapest, the others are still searched once its numbers grow. This is
 //! proof-number initialisation from a move ranking, in the manner of
 //! focused df-pn with a policy network (Gao, Müller & Hayward 2017,
@@ -20,9 +21,9 @@
 
 use halatafl_rules::{Move, Position};
 
-/// The largest factor a rank gives: rank 7 and later all start at eight
-/// times the best move's number, so a bad ranking costs at most that.
-pub const MAX_FACTOR: u64 = 8;
+/// The largest factor a rank gives, so that a poor ranking costs at most
+/// that much and the numbers stay far from overflow.
+pub const MAX_FACTOR: u64 = 64;
 
 /// Scores of a position's legal moves for the side to move, higher better.
 /// Both search threads of `--threads 2` share one, hence `Sync`.
@@ -37,10 +38,10 @@ pub trait MoveOrder: Send + Sync {
     fn name(&self) -> String;
 }
 
-/// The factor of each move for `scores`: `1 + rank` (rank 0 the highest
-/// score; ties keep the moves' order), capped at [`MAX_FACTOR`]. A score
-/// that is not a number ranks last.
-pub fn rank_factors(scores: &[f32]) -> Vec<u8> {
+/// The rank of each move for `scores`: 0 for the highest score (ties keep
+/// the moves' order; a score that is not a number ranks last), saturating
+/// at 255.
+pub fn ranks(scores: &[f32]) -> Vec<u8> {
     let mut by_score: Vec<usize> = (0..scores.len()).collect();
     let key = |i: usize| {
         let s = scores[i];
@@ -51,11 +52,18 @@ pub fn rank_factors(scores: &[f32]) -> Vec<u8> {
         }
     };
     by_score.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
-    let mut factors = vec![0u8; scores.len()];
+    let mut ranks = vec![0u8; scores.len()];
     for (rank, &i) in by_score.iter().enumerate() {
-        factors[i] = (1 + rank as u64).min(MAX_FACTOR) as u8;
+        ranks[i] = rank.min(255) as u8;
     }
-    factors
+    ranks
+}
+
+/// The factor of a new leaf of rank `rank`: `base^rank`, at most
+/// [`MAX_FACTOR`].
+pub fn rank_factor(base: u64, rank: u8) -> u64 {
+    base.checked_pow(u32::from(rank))
+        .map_or(MAX_FACTOR, |f| f.min(MAX_FACTOR))
 }
 
 #[cfg(test)]
@@ -63,18 +71,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_best_scored_move_gets_factor_one_and_later_ranks_are_capped() {
-        let scores = [0.1, 0.5, f32::NAN, 0.2, 0.0, -1.0, 0.05, 0.01, 0.02, 0.03];
-        let f = rank_factors(&scores);
-        assert_eq!(f[1], 1);
-        assert_eq!(f[3], 2);
-        assert_eq!(f[0], 3);
-        assert_eq!(f[6], 4);
-        assert!(f.iter().all(|&x| (1..=MAX_FACTOR as u8).contains(&x)));
-        // Not a number ranks last, at the cap.
-        assert_eq!(f[2], MAX_FACTOR as u8);
+    fn the_best_scored_move_ranks_first_and_factors_grow_by_the_base() {
+        let scores = [0.1, 0.5, f32::NAN, 0.2, 0.0, -1.0, 0.05];
+        assert_eq!(ranks(&scores), vec![2, 0, 6, 1, 4, 5, 3]);
         // Ties keep the moves' order.
-        assert_eq!(rank_factors(&[0.5, 0.5, 0.5]), vec![1, 2, 3]);
-        assert!(rank_factors(&[]).is_empty());
+        assert_eq!(ranks(&[0.5, 0.5, 0.5]), vec![0, 1, 2]);
+        assert!(ranks(&[]).is_empty());
+        assert_eq!(rank_factor(2, 0), 1);
+        assert_eq!(rank_factor(2, 3), 8);
+        assert_eq!(rank_factor(1, 200), 1);
+        assert_eq!(rank_factor(2, 40), MAX_FACTOR);
+        assert_eq!(rank_factor(4, 255), MAX_FACTOR);
     }
 }

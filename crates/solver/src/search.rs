@@ -2,7 +2,7 @@
 //! the answers are exact).
 
 use crate::dag::FreeFox;
-use crate::order::{rank_factors, MoveOrder};
+use crate::order::{rank_factor, ranks, MoveOrder};
 use crate::tt::{Known, Table, TableStats};
 use crate::value::Value;
 use crate::SolveError;
@@ -31,6 +31,10 @@ pub struct SolverConfig {
     pub epsilon_percent: u64,
     /// How a new leaf's numbers start (see [`LeafInit`]).
     pub init: LeafInit,
+    /// With a move order ([`Solver::with_order`]): a new leaf of rank `r`
+    /// among its parent's moves starts at `order_base^r` times its
+    /// estimate ([`crate::order`]). 1 ignores the order.
+    pub order_base: u64,
 }
 
 /// How a new leaf's proof and disproof numbers start.
@@ -121,6 +125,7 @@ impl Default for SolverConfig {
             threads: 1,
             epsilon_percent: 25,
             init: LeafInit::default(),
+            order_base: 2,
         }
     }
 }
@@ -137,6 +142,9 @@ impl SolverConfig {
         }
         if self.budget_nodes == 0 {
             return Err(SolveError::Budget);
+        }
+        if !(1..=64).contains(&self.order_base) {
+            return Err(SolveError::OrderBase(self.order_base));
         }
         Ok(())
     }
@@ -210,7 +218,7 @@ pub struct Solver {
     free_fox: FreeFox,
     /// Ranks the mover's moves for new leaves' numbers ([`crate::order`]).
     order: Option<Arc<dyn MoveOrder>>,
-    /// The rank factors of positions already ranked, by Zobrist hash: df-pn
+    /// The ranks of the moves of positions already ranked, by Zobrist hash: df-pn
     /// enters a node many times, and a network call costs far more than a
     /// node. A hash collision can only give a poor order, never a wrong
     /// answer; a cached entry of the wrong length is ranked again.
@@ -450,9 +458,9 @@ impl Solver {
             .find(|&i| positions[i].same_placement(current))
     }
 
-    /// The move order's factor for each of the current position's `moves`
+    /// The move order's rank of each of the current position's `moves`
     /// (`None` without an order), from the cache where it is there.
-    fn rank_factors(&mut self, moves: &[Move]) -> Option<Box<[u8]>> {
+    fn move_ranks(&mut self, moves: &[Move]) -> Option<Box<[u8]>> {
         let order = self.order.as_ref()?;
         let position = self.game.position();
         let key = position.hash();
@@ -463,18 +471,18 @@ impl Solver {
         }
         let mut scores = Vec::with_capacity(moves.len());
         order.scores(position, moves, &mut scores);
-        let factors: Box<[u8]> = if scores.len() == moves.len() {
-            rank_factors(&scores).into()
+        let ranked: Box<[u8]> = if scores.len() == moves.len() {
+            ranks(&scores).into()
         } else {
             // An order that answers for another move list ranks nothing.
-            vec![1; moves.len()].into()
+            vec![0; moves.len()].into()
         };
         self.ranked += 1;
         if self.order_cache.len() >= ORDER_CACHE_ENTRIES {
             self.order_cache.clear();
         }
-        self.order_cache.insert(key, factors.clone());
-        Some(factors)
+        self.order_cache.insert(key, ranked.clone());
+        Some(ranked)
     }
 
     /// Numbers of the current position as a leaf: end rules 1-3, then rule
@@ -567,19 +575,21 @@ impl Solver {
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
         let moves = self.game.position().legal_moves();
-        let factors = self.rank_factors(&moves);
+        let move_ranks = self.move_ranks(&moves);
+        let base = self.config.order_base;
         let mut children = Vec::with_capacity(moves.len());
         for (i, &mv) in moves.iter().enumerate() {
             self.game.play_unchecked(mv);
             let (mut pn, mut dn, dep, fresh) = self.leaf_fresh();
             self.game.undo();
-            if let (Some(f), true) = (&factors, fresh) {
+            if let (Some(r), true) = (&move_ranks, fresh) {
                 // The mover's own number: the prover's proof number at an
                 // OR node, the other side's disproof number at an AND node.
+                let factor = rank_factor(base, r[i]);
                 if or {
-                    pn *= u64::from(f[i]);
+                    pn *= factor;
                 } else {
-                    dn *= u64::from(f[i]);
+                    dn *= factor;
                 }
             }
             children.push(Child { mv, pn, dn, dep });

@@ -84,7 +84,7 @@ pub struct SolveArgs {
     #[arg(long, default_value = "distance")]
     pub init: halatafl_solver::LeafInit,
     /// df-pn: what ranks the mover's moves, so that a new leaf's own number
-    /// starts at `1 + rank` times its estimate (at most 8 times): `none`
+    /// starts at `--order-base`^rank times its estimate: `none`
     /// (the default), `eval` (alpha-beta's static evaluation of each
     /// move), `best` (the shipped network's policy) or
     /// `net:ckpt=PATH[,device=cpu|cuda][,precision=f32|bf16|auto]`. The
@@ -92,6 +92,10 @@ pub struct SolveArgs {
     /// nodes. docs/solver.md.
     #[arg(long, default_value = "none")]
     pub order: OrderSpec,
+    /// With --order: a new leaf of rank r among its parent's moves starts at
+    /// B^r times its estimate (at most 64 times); 1 ignores the order.
+    #[arg(long, default_value_t = 2)]
+    pub order_base: u64,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
     /// With --method retro (classic games, with or without sideways steps):
@@ -158,6 +162,7 @@ impl SolveArgs {
             tt_mib: self.tt_mb.unwrap_or(d.tt_mib),
             threads: self.threads,
             init: self.init,
+            order_base: self.order_base,
             ..d
         }
     }
@@ -650,7 +655,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) as f64 / 2.0
     };
     println!(
-        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {}, {all_ranked} positions ranked, step {}, patience {})",
+        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {} base {}, {all_ranked} positions ranked, step {}, patience {})",
         sorted[sorted.len() - 1],
         depths.iter().filter(|&&d| d >= 30).count(),
         depths.len(),
@@ -658,6 +663,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         config.budget_nodes,
         config.init,
         args.order,
+        config.order_base,
         args.every,
         args.patience
     );
