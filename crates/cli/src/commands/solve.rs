@@ -227,7 +227,6 @@ fn percent(part: f64, whole: f64) -> f64 {
 }
 
 pub fn run(args: SolveArgs) -> Result<()> {
-    let args = &args;
     let config = args.config();
     anyhow::ensure!(
         args.layers_dir.is_none() || args.method == Method::Retro,
@@ -263,7 +262,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
     }
     let position = args.position.position()?;
     let registry = NetRegistry::default();
-    let mut solver = new_solver(&config, args, position.variant(), &registry)?;
+    let mut solver = new_solver(&config, &args, position.variant(), &registry)?;
     let solution = solver.solve(&position);
     print_solution(&position, &solution, config.budget_nodes);
     if args.order != OrderSpec::None {
