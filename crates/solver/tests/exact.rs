@@ -400,8 +400,7 @@ fn both_leaf_initialisations_give_the_values_of_minimax() {
 }
 
 /// Ranks by a fixed pseudo-random score per (position, move): an order
-/// that knows nothing, or (`reversed`) one that ranks the moves of a
-/// reference order backwards.
+/// that knows nothing.
 struct HashOrder {
     salt: u64,
 }
