@@ -123,11 +123,7 @@ impl OrderSpec {
                     .network_for(source, device, *precision, variant)
                     .map_err(anyhow::Error::msg)
                     .context("--order")?;
-                let name = match ckpt {
-                    Some(path) => format!("the policy of {}", path.display()),
-                    None => "the shipped network's policy".to_string(),
-                };
-                Some(Arc::new(NetOrder { evaluator, name }))
+                Some(Arc::new(NetOrder { evaluator }))
             }
         })
     }
@@ -165,17 +161,12 @@ impl MoveOrder for EvalOrder {
             scores.push(score);
         }
     }
-
-    fn name(&self) -> String {
-        "alpha-beta's evaluation".into()
-    }
 }
 
 /// Ranks the moves by a network's policy (one network call per position
 /// ranked; the evaluator's cache and the solver's keep repeats cheap).
 struct NetOrder {
     evaluator: Arc<NetEvaluator>,
-    name: String,
 }
 
 impl MoveOrder for NetOrder {
@@ -188,10 +179,6 @@ impl MoveOrder for NetOrder {
         if priors.len() == moves.len() {
             scores.extend_from_slice(&priors);
         }
-    }
-
-    fn name(&self) -> String {
-        self.name.clone()
     }
 }
 

@@ -32,10 +32,6 @@ pub trait MoveOrder: Send + Sync {
     /// [`Position::legal_moves`] order), written to `scores` (cleared
     /// first).
     fn scores(&self, position: &Position, moves: &[Move], scores: &mut Vec<f32>);
-
-    /// What ranks the moves, for logs ("alpha-beta's evaluation", a
-    /// checkpoint's name).
-    fn name(&self) -> String;
 }
 
 /// The rank of each move for `scores`: 0 for the highest score (ties keep

@@ -7,6 +7,7 @@ use crate::tt::{Known, Table, TableStats};
 use crate::value::Value;
 use crate::SolveError;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -192,6 +193,8 @@ struct Child {
     dn: u64,
     /// Path index of the repetition a disproof rests on, or [`INDEPENDENT`].
     dep: u32,
+    /// The numbers are a new leaf's estimate, which a move order shapes.
+    fresh: bool,
 }
 
 #[inline]
@@ -458,31 +461,49 @@ impl Solver {
             .find(|&i| positions[i].same_placement(current))
     }
 
-    /// The move order's rank of each of the current position's `moves`
-    /// (`None` without an order), from the cache where it is there.
-    fn move_ranks(&mut self, moves: &[Move]) -> Option<Box<[u8]>> {
-        let order = self.order.as_ref()?;
-        let position = self.game.position();
-        let key = position.hash();
-        if let Some(f) = self.order_cache.get(&key) {
-            if f.len() == moves.len() {
-                return Some(f.clone());
-            }
-        }
-        let mut scores = Vec::with_capacity(moves.len());
-        order.scores(position, moves, &mut scores);
-        let ranked: Box<[u8]> = if scores.len() == moves.len() {
-            ranks(&scores).into()
-        } else {
-            // An order that answers for another move list ranks nothing.
-            vec![0; moves.len()].into()
+    /// Multiplies each fresh child's own number (the prover's proof number
+    /// at an OR node, the other side's disproof number at an AND node) by
+    /// its move's rank factor ([`crate::order`]). The moves are ranked once
+    /// per position (then read from the cache), and only when some child
+    /// is fresh: a node whose children are all known needs no ranking.
+    fn shape_fresh_children(&mut self, moves: &[Move], children: &mut [Child], or: bool) {
+        let Some(order) = &self.order else {
+            return;
         };
-        self.ranked += 1;
+        if !children.iter().any(|c| c.fresh) {
+            return;
+        }
         if self.order_cache.len() >= ORDER_CACHE_ENTRIES {
             self.order_cache.clear();
         }
-        self.order_cache.insert(key, ranked.clone());
-        Some(ranked)
+        let position = self.game.position();
+        let ranked = &mut self.ranked;
+        let move_ranks: &[u8] = match self.order_cache.entry(position.hash()) {
+            Entry::Occupied(e) if e.get().len() == moves.len() => e.into_mut(),
+            entry => {
+                let mut scores = Vec::with_capacity(moves.len());
+                order.scores(position, moves, &mut scores);
+                let fresh_ranks: Box<[u8]> = if scores.len() == moves.len() {
+                    ranks(&scores).into()
+                } else {
+                    // An order that answers for another move list ranks nothing.
+                    vec![0; moves.len()].into()
+                };
+                *ranked += 1;
+                entry.insert_entry(fresh_ranks).into_mut()
+            }
+        };
+        let base = self.config.order_base;
+        for (c, &rank) in children.iter_mut().zip(move_ranks.iter()) {
+            if c.fresh {
+                let factor = rank_factor(base, rank);
+                if or {
+                    c.pn *= factor;
+                } else {
+                    c.dn *= factor;
+                }
+            }
+        }
     }
 
     /// Numbers of the current position as a leaf: end rules 1-3, then rule
@@ -575,25 +596,20 @@ impl Solver {
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
         let moves = self.game.position().legal_moves();
-        let move_ranks = self.move_ranks(&moves);
-        let base = self.config.order_base;
         let mut children = Vec::with_capacity(moves.len());
-        for (i, &mv) in moves.iter().enumerate() {
+        for &mv in moves.iter() {
             self.game.play_unchecked(mv);
-            let (mut pn, mut dn, dep, fresh) = self.leaf_fresh();
+            let (pn, dn, dep, fresh) = self.leaf_fresh();
             self.game.undo();
-            if let (Some(r), true) = (&move_ranks, fresh) {
-                // The mover's own number: the prover's proof number at an
-                // OR node, the other side's disproof number at an AND node.
-                let factor = rank_factor(base, r[i]);
-                if or {
-                    pn *= factor;
-                } else {
-                    dn *= factor;
-                }
-            }
-            children.push(Child { mv, pn, dn, dep });
+            children.push(Child {
+                mv,
+                pn,
+                dn,
+                dep,
+                fresh,
+            });
         }
+        self.shape_fresh_children(&moves, &mut children, or);
         let eps = self.config.epsilon_percent;
         let (mut pn, mut dn, mut dep);
         loop {
@@ -634,6 +650,7 @@ impl Solver {
                 pn: cpn,
                 dn: cdn,
                 dep: cdep,
+                fresh: false,
             };
         }
         let work = self.nodes - nodes_before + 1;

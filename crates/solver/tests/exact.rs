@@ -415,10 +415,6 @@ impl halatafl_solver::MoveOrder for HashOrder {
             scores.push((h >> 40) as f32);
         }
     }
-
-    fn name(&self) -> String {
-        format!("hash {}", self.salt)
-    }
 }
 
 /// Ranks the mover's moves by the exact value they lead to (a reference
@@ -441,10 +437,6 @@ impl halatafl_solver::MoveOrder for ExactOrder {
             };
             scores.push(if self.worst_first { -score } else { score });
         }
-    }
-
-    fn name(&self) -> String {
-        "exact".into()
     }
 }
 
