@@ -6,10 +6,7 @@
 //! for searching AND/OR trees and its applications", PhD thesis, Univ. of
 //! Tokyo), with a transposition table ([`tt`]), the 1+ε trick (Pawlewicz &
 //! Lew 2007, "Improving depth-first PN-search: 1+ε trick") and mobility
-//! initialisation of new leaves (as in df-pn+, Nagai & Imai). Optionally a
-//! new leaf `d` plies below the root starts at `max(D − d, 1)` times its
-//! estimate (deep df-pn, Zhang, Li, Ikeda & Iida 2017, `SolverConfig::deep`),
-//! which makes the search follow lines further before it turns back.
+//! initialisation of new leaves (as in df-pn+, Nagai & Imai).
 //!
 //! A value has three outcomes, so it is found by two boolean searches, each
 //! asking "does side P (the prover) win?": if the side to move wins, one
@@ -136,9 +133,7 @@ pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use order::MoveOrder;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
-pub use search::{
-    goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig, MAX_DEEP,
-};
+pub use search::{goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig};
 pub use tt::TableStats;
 pub use value::Value;
 pub use verify::{verify_win, VerifyError};
@@ -161,9 +156,6 @@ pub enum SolveError {
     /// An order base outside 1 to 64.
     #[error("--order-base {0}: must be 1 to 64 (1 ignores the order; 2, the default, doubles a new leaf's number per rank)")]
     OrderBase(u64),
-    /// A deep df-pn depth above [`MAX_DEEP`].
-    #[error("--deep {0}: must be 0 (off) to 10000 (a new leaf d plies below the root starts at max(D - d, 1) times its estimate)")]
-    Deep(u64),
     /// A table larger than the memory available now: refused with a
     /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]

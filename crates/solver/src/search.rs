@@ -15,9 +15,6 @@ use std::time::{Duration, Instant};
 
 /// Infinity for proof and disproof numbers.
 const INF: u64 = 1 << 62;
-/// The largest deep df-pn depth accepted: far beyond any game's length
-/// between captures, and small enough that no estimate nears [`INF`].
-pub const MAX_DEEP: u64 = 10_000;
 /// Dependency tag of a result that rests on no repetition above its node.
 const INDEPENDENT: u32 = u32::MAX;
 
@@ -39,13 +36,6 @@ pub struct SolverConfig {
     /// among its parent's moves starts at `order_base^r` times its
     /// estimate ([`crate::order`]). 1 ignores the order.
     pub order_base: u64,
-    /// Deep df-pn's depth `D` (Zhang, Li, Ikeda and Iida 2017): a new leaf
-    /// `d` plies below the root starts at `max(D - d, 1)` times its
-    /// estimate, proof and disproof number alike, so deeper leaves look
-    /// cheaper and the search follows a line further before it turns
-    /// back. Long, narrow proofs (shutting the foxes in) want that; 0 turns
-    /// it off (plain df-pn's breadth).
-    pub deep: u64,
 }
 
 /// How a new leaf's proof and disproof numbers start.
@@ -137,7 +127,6 @@ impl Default for SolverConfig {
             epsilon_percent: 25,
             init: LeafInit::default(),
             order_base: 2,
-            deep: 0,
         }
     }
 }
@@ -157,9 +146,6 @@ impl SolverConfig {
         }
         if !(1..=64).contains(&self.order_base) {
             return Err(SolveError::OrderBase(self.order_base));
-        }
-        if self.deep > MAX_DEEP {
-            return Err(SolveError::Deep(self.deep));
         }
         Ok(())
     }
@@ -573,8 +559,6 @@ impl Solver {
                         goal_distance(p, self.prover.other()),
                     ),
                 };
-                let deep = self.deep_factor();
-                let (h_pn, h_dn) = (h_pn * deep, h_dn * deep);
                 if p.side() == self.prover {
                     (h_pn, moves * h_dn, INDEPENDENT, true)
                 } else {
@@ -582,16 +566,6 @@ impl Solver {
                 }
             }
         }
-    }
-
-    /// Deep df-pn's factor for a new leaf at the current position:
-    /// `max(D - d, 1)` for `d` plies below the root, 1 when off.
-    fn deep_factor(&self) -> u64 {
-        if self.config.deep == 0 {
-            return 1;
-        }
-        let depth = self.game.positions().len() as u64 - 1;
-        self.config.deep.saturating_sub(depth).max(1)
     }
 
     /// The node's numbers from its children, and the dependency of a disproof.

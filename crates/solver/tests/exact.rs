@@ -399,42 +399,6 @@ fn both_leaf_initialisations_give_the_values_of_minimax() {
     assert!(decided >= 30, "{decided}");
 }
 
-#[test]
-fn deep_dfpn_changes_the_nodes_not_the_values() {
-    let variant = Variant::two_foxes();
-    let mut rng = ChaCha8Rng::seed_from_u64(11);
-    let config = |deep| SolverConfig {
-        budget_nodes: 400_000,
-        tt_mib: 8,
-        deep,
-        ..SolverConfig::default()
-    };
-    let (mut decided, mut differed) = (0, 0);
-    for _ in 0..300 {
-        let geese = rng.random_range(9..=11);
-        let p = random_position(&mut rng, variant, geese, (3, 7), (88, 99));
-        let Some(expected) = reference_value(&p, 40_000) else {
-            continue;
-        };
-        // Fresh tables, so that the node counts compare.
-        let plain = Solver::new(config(0)).unwrap().solve(&p);
-        assert_eq!(plain.value, Some(expected), "{}", p.fen());
-        for deep in [3, 40] {
-            let shaped = Solver::new(config(deep)).unwrap().solve(&p);
-            assert_eq!(shaped.value, Some(expected), "deep {deep}: {}", p.fen());
-            differed += usize::from(shaped.nodes != plain.nodes);
-        }
-        decided += 1;
-    }
-    assert!(decided >= 30, "{decided}");
-    // The depth reaches the leaves: some searches take another path.
-    assert!(differed > 0);
-    assert_eq!(
-        Solver::new(config(halatafl_solver::MAX_DEEP + 1)).err(),
-        Some(halatafl_solver::SolveError::Deep(halatafl_solver::MAX_DEEP + 1))
-    );
-}
-
 /// Ranks by a fixed pseudo-random score per (position, move): an order
 /// that knows nothing.
 struct HashOrder {

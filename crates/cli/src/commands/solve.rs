@@ -96,12 +96,6 @@ pub struct SolveArgs {
     /// B^r times its estimate (at most 64 times); 1 ignores the order.
     #[arg(long, default_value_t = 2)]
     pub order_base: u64,
-    /// df-pn: deep df-pn's depth D: a new leaf d plies below the root
-    /// starts at max(D - d, 1) times its estimate, so the search follows
-    /// lines further before it turns back (long proofs); 0 (the default)
-    /// turns it off. docs/solver.md.
-    #[arg(long, default_value_t = 0)]
-    pub deep: u64,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
     /// With --method retro (classic games, with or without sideways steps):
@@ -169,7 +163,6 @@ impl SolveArgs {
             threads: self.threads,
             init: self.init,
             order_base: self.order_base,
-            deep: self.deep,
             ..d
         }
     }
@@ -242,11 +235,6 @@ pub fn run(args: SolveArgs) -> Result<()> {
     anyhow::ensure!(
         args.order == OrderSpec::None || args.method == Method::Dfpn,
         "--order ranks moves for df-pn (--method dfpn), not for --method {:?}",
-        args.method
-    );
-    anyhow::ensure!(
-        args.deep == 0 || args.method == Method::Dfpn,
-        "--deep shapes df-pn's leaves (--method dfpn), not --method {:?}",
         args.method
     );
     if args.method == Method::Dag {
@@ -666,7 +654,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) as f64 / 2.0
     };
     println!(
-        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {} base {}, deep {}, {all_ranked} positions ranked, step {}, patience {})",
+        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {} base {}, {all_ranked} positions ranked, step {}, patience {})",
         sorted[sorted.len() - 1],
         depths.iter().filter(|&&d| d >= 30).count(),
         depths.len(),
@@ -675,7 +663,6 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         config.init,
         args.order,
         config.order_base,
-        config.deep,
         args.every,
         args.patience
     );
