@@ -530,20 +530,6 @@ pub struct SelfPlaySection {
     /// where the plain result gives every move the same -1. Applied when a
     /// game's samples are written, so the shards hold the blended target.
     pub result_half_life: f32,
-    /// Weight of the geese margin in the value target (0: off, the result
-    /// alone). A sample's win/draw/loss target becomes `(1 - w)` times the
-    /// result (after `result_half_life`) plus `w` times the margin score:
-    /// the geese the foxes took from the sample's position to the game's
-    /// end, `c`, read as `s = 2 min(c, K) / K - 1` for the foxes and `-s`
-    /// for the geese (`K`: the captures that win from the variant's start,
-    /// 12 in Two Foxes), put as a win/draw/loss triple whose win minus loss
-    /// is `s`. So a goose win that gave away six geese is worth less than
-    /// one that gave away none, and a fox loss that took eight more than
-    /// one that took two: the value learns what the geese margin measure
-    /// (docs/matches.md) counts, where the result gives every such move
-    /// the same value. Self-play samples only (the expert's keep their
-    /// result).
-    pub margin_weight: f32,
     /// Share of games that begin at a position drawn uniformly from the
     /// samples of earlier games (the replay window before this generation,
     /// and generation 0's expert games) and the positions of `start_games`
@@ -585,7 +571,6 @@ impl Default for SelfPlaySection {
             resign_playout_fraction: 0.2,
             samples_per_shard: 4096,
             result_half_life: 0.0,
-            margin_weight: 0.0,
             start_position_fraction: 0.0,
             start_games: Vec::new(),
             opponent: String::new(),
@@ -631,7 +616,6 @@ impl SelfPlaySection {
             p.result_half_life,
             closed(0.0, MAX_PLIES as f64),
         )?;
-        real("selfplay.margin_weight", p.margin_weight, closed(0.0, 1.0))?;
         real(
             "selfplay.start_position_fraction",
             p.start_position_fraction,
@@ -1398,9 +1382,6 @@ mod tests {
         ("selfplay.samples_per_shard", "0"),
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
-        ("selfplay.margin_weight", "-0.1"),
-        ("selfplay.margin_weight", "1.5"),
-        ("selfplay.margin_weight", "nan"),
         ("selfplay.start_position_fraction", "1.5"),
         (
             "selfplay.start_games",

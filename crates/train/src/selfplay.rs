@@ -180,41 +180,6 @@ pub(crate) fn discounted_wdl_for(
     [w * keep, d + (w + l) * (1.0 - keep), l * keep]
 }
 
-/// The geese margin's part of the value target (`[selfplay]
-/// margin_weight`): `captured`, the geese the foxes took from the sample's
-/// position to the game's end, read as `s = 2 min(c, K) / K - 1` for the
-/// foxes and `-s` for the geese, with `K` = `win_captures` (the captures
-/// that win from the variant's start), as the win/draw/loss triple whose
-/// win minus loss is `s` (the rest on the draw); then `weight` of it
-/// blended into `result`. A weight of 0 keeps the result.
-pub(crate) fn margin_blended_wdl(
-    result: [f32; 3],
-    side: Side,
-    captured: u32,
-    win_captures: u32,
-    weight: f32,
-) -> [f32; 3] {
-    if weight <= 0.0 {
-        return result;
-    }
-    let k = win_captures.max(1) as f32;
-    let foxes_score = 2.0 * captured.min(win_captures) as f32 / k - 1.0;
-    let score = if side == Side::Foxes {
-        foxes_score
-    } else {
-        -foxes_score
-    };
-    let margin = [score.max(0.0), 1.0 - score.abs(), (-score).max(0.0)];
-    std::array::from_fn(|i| (1.0 - weight) * result[i] + weight * margin[i])
-}
-
-/// The captures that win from `variant`'s start: its geese at the start
-/// less the fewest it may keep.
-fn win_captures(variant: Variant) -> u32 {
-    let start = Position::start(variant).geese().count();
-    (start + 1).saturating_sub(variant.geese_needed())
-}
-
 fn side_index(s: Side) -> usize {
     (s == Side::Geese) as usize
 }
@@ -574,10 +539,6 @@ fn finish<E: Evaluator<Game> + ?Sized>(
     let plies = search.game().ply();
     let samples = slot.pending.len();
     let half_life = job.config.selfplay.result_half_life;
-    let margin_weight = job.config.selfplay.margin_weight;
-    let game = search.game();
-    let win_captures = win_captures(game.position().variant());
-    let geese_at_end = game.position().geese().count();
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
     let finished = FinishedGame {
         index: slot.index,
@@ -596,13 +557,7 @@ fn finish<E: Evaluator<Game> + ?Sized>(
             .into_iter()
             .map(|(mut sample, search_wdl, side, ply)| {
                 let to_end = (plies as u32).saturating_sub(ply);
-                let result = discounted_wdl_for(winner, side, to_end, half_life);
-                let captured = game.positions()[ply as usize]
-                    .geese()
-                    .count()
-                    .saturating_sub(geese_at_end);
-                sample.wdl =
-                    margin_blended_wdl(result, side, captured, win_captures, margin_weight);
+                sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
                 sample.aux = AuxTarget::labels(GameEnd {
                     plies_to_end: to_end,
                     ended_by_rules,
@@ -896,57 +851,6 @@ mod tests {
         let (_, samples, finished) = play_recording(&short_games(), &[], 2);
         assert!(finished.iter().all(|g| g.reason == "max-plies"));
         assert!(samples.iter().all(|s| plies_left(s).is_none()));
-    }
-
-    #[test]
-    fn the_margin_weight_blends_the_captures_to_the_end_into_the_value_target() {
-        let close = |a: [f32; 3], b: [f32; 3]| a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6);
-        // Off: the result as it is.
-        let lost = [0.0, 0.0, 1.0];
-        assert_eq!(margin_blended_wdl(lost, Side::Foxes, 9, 12, 0.0), lost);
-        // A fox loss that took 9 of the 12 geese that win scores +0.5 on the
-        // margin; a goose win that lost those 9 scores -0.5.
-        let fox = margin_blended_wdl(lost, Side::Foxes, 9, 12, 0.5);
-        assert!(close(fox, [0.25, 0.25, 0.5]), "{fox:?}");
-        let goose = margin_blended_wdl([1.0, 0.0, 0.0], Side::Geese, 9, 12, 0.5);
-        assert!(close(goose, [0.5, 0.25, 0.25]), "{goose:?}");
-        // None taken: the geese's best margin, the foxes' worst; more than
-        // the winning count reads as the winning count.
-        assert_eq!(margin_blended_wdl(lost, Side::Geese, 0, 12, 1.0), [1.0, 0.0, 0.0]);
-        assert_eq!(margin_blended_wdl(lost, Side::Geese, 15, 12, 1.0), [0.0, 0.0, 1.0]);
-        assert_eq!(win_captures(Variant::two_foxes()), 12);
-
-        // In self-play: the same games as without the weight (the targets
-        // are set after a game ends), each sample's target the blend of its
-        // result and the geese its game lost from its position on.
-        let mut plain = short_games();
-        plain.selfplay.max_plies = 300;
-        plain.selfplay.concurrent_games = 2;
-        let mut weighted = plain.clone();
-        weighted.selfplay.margin_weight = 0.25;
-        weighted.validate().unwrap();
-        let (_, without, _) = play_recording(&plain, &[], 3);
-        let (_, with, finished) = play_recording(&weighted, &[], 3);
-        assert_eq!(without.len(), with.len());
-        let mut changed = 0;
-        let mut offset = 0;
-        for (g, game) in by_game(&with, &finished) {
-            let mut replay = Game::start_of(Variant::two_foxes());
-            for mv in g.moves.split_whitespace() {
-                replay.play_str(mv).unwrap();
-            }
-            let end_geese = replay.position().geese().count();
-            for (s, p) in game.iter().zip(&without[offset..offset + g.samples]) {
-                assert_eq!(s.sample.position, p.sample.position);
-                let side = s.sample.position.side();
-                let captured = s.sample.position.geese().count() - end_geese;
-                let want = margin_blended_wdl(p.sample.wdl, side, captured, 12, 0.25);
-                assert!(close(s.sample.wdl, want), "{:?} {want:?}", s.sample.wdl);
-                changed += usize::from(s.sample.wdl != p.sample.wdl);
-            }
-            offset += g.samples;
-        }
-        assert!(changed > 0, "the weight changed no target");
     }
 
     #[test]
