@@ -58,6 +58,13 @@ pub struct MctsConfig {
     /// clearly losing side lines that last longer, by at most u per backed-up
     /// value (the formula is in [`crate::search`]).
     pub moves_left_utility: f32,
+    /// Material utility m in [0, 1) (0: off): every backed-up value becomes
+    /// `(1 - m) * q + m * tanh(gain / S)`, where `gain` is what the game's
+    /// [`crate::SearchGame::material`] count changed by for that player
+    /// between the root and the leaf (the formula is in [`crate::search`]).
+    /// In Two Foxes the foxes then prefer lines that take geese and the geese
+    /// lines that keep them, whatever the result.
+    pub material_utility: f32,
 }
 
 impl Default for MctsConfig {
@@ -81,6 +88,7 @@ impl Default for MctsConfig {
             final_temperature: 0.0,
             reuse_tree: true,
             moves_left_utility: 0.0,
+            material_utility: 0.0,
         }
     }
 }

@@ -80,6 +80,14 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
     /// before the leaf is lost, except what the leaf carries.
     fn from_leaf(leaf: &Self::Leaf) -> Self;
 
+    /// A count the side to move wants high and the other side wants low (so
+    /// it changes sign with the side to move), for the search's material
+    /// utility ([`crate::MctsConfig::material_utility`]). 0, the default,
+    /// gives the utility nothing to act on.
+    fn material(&self) -> i32 {
+        0
+    }
+
     /// The playout policy of [`crate::RolloutEvaluator`]: picks one of the
     /// (non-empty) legal `moves`. Uniformly random unless a game knows better.
     fn playout_move(&self, moves: &[Self::Move], rng: &mut SplitMix64) -> Self::Move {
@@ -152,6 +160,18 @@ impl SearchGame for Game {
 
     fn from_leaf(leaf: &TwoFoxesLeaf) -> Game {
         Game::new(leaf.position)
+    }
+
+    /// The geese on the board, for the geese; minus that for the foxes. What
+    /// the geese margin counts (`halatafl summary`): every goose taken is
+    /// one to the foxes.
+    #[inline]
+    fn material(&self) -> i32 {
+        let geese = self.position().geese().count() as i32;
+        match self.position().side() {
+            Side::Geese => geese,
+            Side::Foxes => -geese,
+        }
     }
 
     /// Uniformly random, except that the geese draw again (up to 16 tries)

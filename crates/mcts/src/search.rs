@@ -57,6 +57,29 @@
 //! applied to Leela Chess Zero's moves-left head (MLH, 2020), whose own form
 //! adds a similar bounded, |Q|-gated term at selection time instead. With
 //! u = 0, or an evaluator that predicts nothing, the search is unchanged.
+//!
+//! # Material utility
+//! With `material_utility` m > 0, every value backed up from a leaf is mixed,
+//! for the player it is backed up for, with what that player's material
+//! ([`SearchGame::material`]) gained between the root and the leaf:
+//!
+//! ```text
+//! q' = (1 - m) * q + m * tanh(gain / M)
+//! ```
+//!
+//! with M = [`MATERIAL_SCALE`]. In Two Foxes the material is the geese on
+//! the board (for the geese; minus that for the foxes), so a line where the
+//! foxes take two geese is worth `m * tanh(2 / M)` more to the foxes and that
+//! much less to the geese, at any q: a won game keeps a reason to be won
+//! with fewer geese lost, which the result alone does not give (the geese
+//! margin of `halatafl summary` counts exactly this). The mix is odd in
+//! (q, gain), so the backup's sign flip per ply still holds, and it stays in
+//! [-1, 1] without clamping. This is KataGo's score utility (Wu 2019) with
+//! the exact material count standing in for a predicted score; it is
+//! applied after the moves-left utility, to the leaf's value and to finished
+//! games alike. Proofs and `SearchResult::q` of proven moves stay exact.
+//! With m = 0, or a game whose material is always 0, the search is
+//! unchanged.
 
 use crate::config::{MctsConfig, RootMode};
 use crate::evaluator::{Evaluations, Evaluator, LeafBatch, Wdl};
@@ -77,6 +100,9 @@ struct PendingLeaf {
     path_len: u32,
     /// False for the root's own evaluation (no virtual loss, not a simulation).
     counted: bool,
+    /// What the mover into the leaf gained in material since the root (0
+    /// with the material utility off).
+    material_gain: i32,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -86,6 +112,16 @@ pub const MOVES_LEFT_PLIES_SCALE: f32 = 10.0;
 /// |q| at or below which the moves-left utility does nothing; it grows
 /// linearly to its full size at |q| = 1.
 pub const MOVES_LEFT_Q_THRESHOLD: f32 = 0.25;
+
+/// Material scale M of the material utility: a gain of 4 (four geese in Two
+/// Foxes) gets tanh(1) = 76% of the utility, one goose 24%.
+pub const MATERIAL_SCALE: f32 = 4.0;
+
+/// The material utility's mix of `q` with a material `gain` (for the same
+/// player): see the module docs.
+pub fn material_adjusted(q: f32, gain: i32, utility: f32) -> f32 {
+    (1.0 - utility) * q + utility * (gain as f32 / MATERIAL_SCALE).tanh()
+}
 
 /// The moves-left utility's adjustment of `q` (for either player) along a
 /// line whose game is predicted to last `longer_by` plies more than the
@@ -312,6 +348,7 @@ impl<G: SearchGame> Search<G> {
             path_start: self.paths.len() as u32,
             path_len: 1,
             counted: false,
+            material_gain: 0,
         });
         self.paths.push(ROOT);
         1
@@ -321,6 +358,7 @@ impl<G: SearchGame> Search<G> {
     fn simulate(&mut self, forced: Option<u32>, batch: &mut LeafBatch<G>) -> Step {
         self.path.clear();
         self.path.push(ROOT);
+        let root_material = self.game.material();
         let mut node = ROOT;
         loop {
             let n = &self.tree.nodes[node as usize];
@@ -336,9 +374,10 @@ impl<G: SearchGame> Search<G> {
             node = child;
         }
         let leaf = self.tree.nodes[node as usize];
+        let gain = self.material_gain(root_material);
         let step = if leaf.proven() != Proven::Unknown {
             let (q, d) = proven_value(leaf.proven());
-            let q = self.with_moves_left(node, q);
+            let q = self.with_utilities(node, q, gain);
             self.backup(q, d, false);
             self.done += 1;
             Step::Backed
@@ -353,7 +392,7 @@ impl<G: SearchGame> Search<G> {
                 n.set_kind(Kind::Terminal);
                 n.set_proven(proven);
                 let (q, d) = proven_value(proven);
-                let q = self.with_moves_left(node, q);
+                let q = self.with_utilities(node, q, gain);
                 self.backup(q, d, false);
                 self.propagate_proof();
                 self.done += 1;
@@ -370,6 +409,7 @@ impl<G: SearchGame> Search<G> {
                     path_start: self.paths.len() as u32,
                     path_len: self.path.len() as u32,
                     counted: true,
+                    material_gain: gain,
                 });
                 self.paths.extend_from_slice(&self.path);
                 self.in_flight += 1;
@@ -420,7 +460,7 @@ impl<G: SearchGame> Search<G> {
                 &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
             );
             // The leaf's value is for its side to move; its node stores the mover's.
-            let q = self.with_moves_left(p.node, -value.q());
+            let q = self.with_utilities(p.node, -value.q(), p.material_gain);
             self.backup(q, value.draw, p.counted);
             if p.counted {
                 self.done += 1;
@@ -471,6 +511,39 @@ impl<G: SearchGame> Search<G> {
         self.own_batch = batch;
         self.own_evals = evals;
         self.result()
+    }
+
+    /// `q` (for the mover into `node`, the last node of `self.path`) with
+    /// the moves-left and material utilities applied (see the module docs);
+    /// `gain` is [`Search::material_gain`] at that node.
+    fn with_utilities(&self, node: u32, q: f32, gain: i32) -> f32 {
+        let q = self.with_moves_left(node, q);
+        let utility = self.config.material_utility;
+        if utility > 0.0 {
+            material_adjusted(q, gain, utility)
+        } else {
+            q
+        }
+    }
+
+    /// What the mover into the last node of `self.path` gained in material
+    /// since the root, with the scratch game at that node and
+    /// `root_material` the root's count (for the root's side to move). 0 with
+    /// the material utility off, without looking at the game.
+    fn material_gain(&self, root_material: i32) -> i32 {
+        if self.config.material_utility <= 0.0 {
+            return 0;
+        }
+        // The game's count is for its side to move; the mover into the leaf
+        // is the other side, and is the root's side to move at odd depths.
+        let at_leaf = -self.game.material();
+        let depth = self.path.len() - 1;
+        let at_root = if depth % 2 == 1 {
+            root_material
+        } else {
+            -root_material
+        };
+        at_leaf - at_root
     }
 
     /// `q` (for the mover into `node`, the last node of `self.path`) with

@@ -56,6 +56,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "reuse",
         "`false`: rebuild the tree every move (default true)",
     ),
+    (
+        "material",
+        "material utility, 0 to below 1: values mixed with the geese taken or kept since the root (default 0)",
+    ),
 ];
 
 /// How leaves are evaluated when no network is given.
@@ -154,6 +158,13 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
     c.temperature = non_negative("temp", c.temperature)?;
     c.temperature_plies = spec.get_or("temp_plies", c.temperature_plies)?;
     c.reuse_tree = spec.get_or("reuse", c.reuse_tree)?;
+    c.material_utility = non_negative("material", c.material_utility)?;
+    if c.material_utility >= 1.0 {
+        return Err(bad(
+            "material",
+            "must be at least 0 and below 1 (1 would ignore the result)",
+        ));
+    }
     let eval = match spec.params.get("eval").map(String::as_str) {
         None | Some("rollout") => LeafEval::Rollout {
             max_plies: spec.get_or("rollout_plies", 400u32)?,
@@ -210,6 +221,11 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         &c.temperature_plies,
     );
     put("reuse", c.reuse_tree != d.reuse_tree, &c.reuse_tree);
+    put(
+        "material",
+        c.material_utility != d.material_utility,
+        &c.material_utility,
+    );
     out
 }
 
@@ -252,17 +268,31 @@ mod tests {
             temperature: 0.7,
             temperature_plies: 12,
             reuse_tree: false,
+            material_utility: 0.2,
             ..MctsConfig::default()
         };
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
             .join(",")
             .contains("batch"));
+    }
+
+    #[test]
+    fn material_utility_must_leave_the_result_a_share() {
+        let parse = |text: &str| from_spec(&AgentSpec::parse(text, "").unwrap(), &[]);
+        assert_eq!(
+            parse("mcts:material=0.3").unwrap().config.material_utility,
+            0.3
+        );
+        for bad in ["mcts:material=1", "mcts:material=-0.1", "mcts:material=nan"] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("material"), "{bad}: {err}");
+        }
     }
 
     /// The defaults the options' help states are the config's own.
@@ -290,6 +320,7 @@ mod tests {
             ("temp", d.temperature.to_string()),
             ("temp_plies", d.temperature_plies.to_string()),
             ("reuse", d.reuse_tree.to_string()),
+            ("material", d.material_utility.to_string()),
         ] {
             assert_eq!(stated(key), value, "{key}");
         }

@@ -120,6 +120,60 @@ fn avoids_immediate_loss() {
     }
 }
 
+/// The material utility: with a value that says nothing (the uniform
+/// evaluator's draws), the geese keep their geese, because the lines where
+/// the foxes take one (two plies down) and where the geese move on after it
+/// (three) both count the goose against them; without the utility every
+/// move of the same position is worth the same 0.
+#[test]
+fn material_utility_keeps_the_geese() {
+    // Geese to move, far from any end: a few goose moves leave a goose en
+    // prise (the foxes must take it), most do not.
+    let mut g = Game::start_of(Variant::two_foxes());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    while g.position().side() != halatafl_rules::Side::Geese || {
+        let losing = losing_goose_moves(&g);
+        losing.is_empty() || losing.len() * 2 > g.position().legal_moves().len()
+    } {
+        let moves = g.position().legal_moves();
+        g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        assert!(g.ply() < 20, "no mixed position found");
+    }
+    let losing = losing_goose_moves(&g);
+    let all = g.position().legal_moves();
+    assert!(
+        !losing.is_empty() && losing.len() < all.len(),
+        "mixed position"
+    );
+    let with = |material_utility: f32| MctsConfig {
+        sims: 600,
+        material_utility,
+        ..MctsConfig::default()
+    };
+    for seed in 0..3 {
+        let mut search = Search::new(g.clone(), with(0.3), seed);
+        let result = search.run(&UniformEvaluator, 600, None, None);
+        let mv = search.choose_move().unwrap();
+        assert!(
+            !losing.contains(&mv),
+            "seed {seed}: the geese gave away a goose: {mv}"
+        );
+        for (i, m) in result.moves.iter().enumerate() {
+            if losing.contains(m) && result.visits[i] > 1 {
+                assert!(
+                    result.q[i] < 0.0,
+                    "{m}: q {} should count the goose",
+                    result.q[i]
+                );
+            }
+        }
+        // Off, the same search sees nothing either way.
+        let mut plain = Search::new(g.clone(), with(0.0), seed);
+        let result = plain.run(&UniformEvaluator, 600, None, None);
+        assert!(result.q.iter().all(|q| q.abs() < 1e-6), "{:?}", result.q);
+    }
+}
+
 /// Negamax with the rules' end conditions; `None` below the horizon.
 fn negamax(g: &mut Game, depth: u32) -> Option<i32> {
     let moves = g.position().legal_moves();

@@ -414,6 +414,11 @@ pub struct SearchSection {
     /// `halatafl_mcts::search`). Needs `network.moves_left_head`; searches
     /// with a checkpoint that lacks the head play without it.
     pub moves_left_utility: f32,
+    /// Material utility in self-play and evaluation searches (0: off; below
+    /// 1): every backed-up value is mixed with the geese taken or kept since
+    /// the root, so the foxes prefer lines that take geese and the geese
+    /// lines that keep them (see `halatafl_mcts::search`).
+    pub material_utility: f32,
 }
 
 /// The search keys' defaults are the search crate's self-play setting
@@ -439,6 +444,7 @@ impl Default for SearchSection {
             temperature_plies: m.temperature_plies,
             leaves_per_tree: m.batch_size,
             moves_left_utility: m.moves_left_utility,
+            material_utility: m.material_utility,
         }
     }
 }
@@ -489,6 +495,12 @@ impl SearchSection {
             "search.moves_left_utility",
             s.moves_left_utility,
             closed(0.0, halatafl_nn::agent::MAX_MOVES_LEFT_UTILITY as f64),
+        )?;
+        // 1 would leave the result no weight at all.
+        real(
+            "search.material_utility",
+            s.material_utility,
+            closed_open(0.0, 1.0),
         )?;
         if s.moves_left_utility > 0.0 && !heads.has(AuxTarget::MovesLeft) {
             return Err(bad(
@@ -1107,6 +1119,11 @@ fn closed(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
     (Bound::Included(low), Bound::Included(high))
 }
 
+/// `[low, high)`.
+fn closed_open(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
+    (Bound::Included(low), Bound::Excluded(high))
+}
+
 /// `(low, high]`.
 fn above(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
     (Bound::Excluded(low), Bound::Included(high))
@@ -1371,6 +1388,8 @@ mod tests {
         ("search.moves_left_utility", "-0.1"),
         ("search.moves_left_utility", "2.0"),
         ("search.moves_left_utility", "nan"),
+        ("search.material_utility", "1.0"),
+        ("search.material_utility", "-0.1"),
         ("search.moves_left_utility", "0.05"),
         ("selfplay.games", "0"),
         ("selfplay.concurrent_games", "0"),

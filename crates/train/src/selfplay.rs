@@ -116,6 +116,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         final_temperature: 0.0,
         reuse_tree: true,
         moves_left_utility: s.moves_left_utility,
+        material_utility: s.material_utility,
         ..MctsConfig::default()
     }
 }
