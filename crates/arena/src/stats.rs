@@ -38,6 +38,14 @@
 //!   other game of the pair (positive: better on the board); its 95%
 //!   interval is the normal one on the pairs' mean, `m ± z·sd/sqrt(N)`
 //!   ([`Moments`]).
+//!   The margin counts geese, not results, so a player can buy margin
+//!   with draws (a search told to keep its geese at any price drew every
+//!   geese game and was ahead on the margin, behind on the result).
+//!   *Pairs by result, then margin* puts the result first: a pair is worth
+//!   1 to the player who scored more of its 2 points, 0 to the other, and
+//!   an even pair goes by the margin's sign (1/2 if it is 0); its 95%
+//!   interval is the normal one on the pairs' mean. It agrees with the pair
+//!   score wherever results differ and resolves the pairs they leave even.
 
 /// `z` of a two-sided 95% normal interval.
 pub const Z95: f64 = 1.959_963_984_540_054;

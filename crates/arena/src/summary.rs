@@ -30,6 +30,11 @@ pub struct SideRecords {
     /// Per pair: geese taken as foxes minus geese lost as geese (see
     /// [`crate::stats`], "the geese margin").
     pub margin: Moments,
+    /// Per pair: 1 if the agent scored more than 1 point of 2 on the pair,
+    /// 0 if less, and on an even pair 1, 1/2 or 0 as its margin is
+    /// positive, zero or negative: the pair score with the geese margin
+    /// breaking its ties (see [`crate::stats`], "the geese margin").
+    pub result_then_margin: Moments,
     /// Thinking time over all games.
     pub time: ThinkingTime,
 }
@@ -133,8 +138,26 @@ impl MatchSummary {
             );
             agents[0].margin.add(a_took - b_took);
             agents[1].margin.add(b_took - a_took);
+            let a_points =
+                result_for(fox_game.1, Side::Foxes) + result_for(geese_game.1, Side::Geese);
+            let a_value = result_then_margin(a_points, a_took - b_took);
+            agents[0].result_then_margin.add(a_value);
+            agents[1].result_then_margin.add(1.0 - a_value);
         }
         MatchSummary { agents }
+    }
+}
+
+/// One pair's value by result, then margin: `points` is the agent's result
+/// sum over the pair (+1 win, 0 draw, -1 loss per game, so 0 is an even
+/// pair) and `margin` its geese margin on it.
+pub fn result_then_margin(points: i32, margin: f64) -> f64 {
+    match points.cmp(&0) {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Less => 0.0,
+        std::cmp::Ordering::Equal if margin > 0.0 => 1.0,
+        std::cmp::Ordering::Equal if margin < 0.0 => 0.0,
+        std::cmp::Ordering::Equal => 0.5,
     }
 }
 
@@ -197,6 +220,15 @@ fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     )?;
     if a.margin.n > 0 {
         write!(f, "; margin per pair {}", margin_text(&a.margin))?;
+        let m = &a.result_then_margin;
+        let (lo, hi) = m.interval();
+        write!(
+            f,
+            "; pairs by result, then margin {:.3} [{:.3}, {:.3}]",
+            m.mean(),
+            lo.max(0.0),
+            hi.min(1.0)
+        )?;
     }
     writeln!(f)
 }
@@ -371,6 +403,35 @@ mod tests {
         assert!(s.to_string().contains("150.0 ms per move over 4 moves"));
     }
 
+    /// The result decides a pair before the margin does: geese kept in a
+    /// draw do not beat a win.
+    #[test]
+    fn pairs_by_result_then_margin_put_the_result_first() {
+        assert_eq!(result_then_margin(1, -8.0), 1.0);
+        assert_eq!(result_then_margin(-1, 6.0), 0.0);
+        assert_eq!(result_then_margin(0, 2.0), 1.0);
+        assert_eq!(result_then_margin(0, -1.0), 0.0);
+        assert_eq!(result_then_margin(0, 0.0), 0.5);
+        // A has the foxes in game 1 and takes seven geese, but B's geese
+        // win; A's geese draw game 2, losing one. A's margin is +6, B's
+        // result the better (a win and a draw against a loss and a draw),
+        // so the pair is B's.
+        let game = |game: usize, result: &str, moves: &str| GameRow {
+            result: result.into(),
+            moves: moves.into(),
+            ..row(game, "", 10, [0.0, 0.0])
+        };
+        let rows = [
+            game(1, "geese", "c5xe5xe3 e3xc3 c3xa3 a3xa5 a5xc5 c5xe5"),
+            game(2, "draw", "c5xe5"),
+        ];
+        let s = MatchSummary::from_match("a", "b", &rows);
+        let [a, b] = &s.agents;
+        assert!((a.margin.mean() - 6.0).abs() < 1e-9);
+        assert_eq!(a.result_then_margin.mean(), 0.0);
+        assert_eq!(b.result_then_margin.mean(), 1.0);
+    }
+
     #[test]
     fn the_geese_margin_counts_captures_per_pair_from_each_agents_side() {
         let game = |game: usize, moves: &str| GameRow {
@@ -403,6 +464,11 @@ mod tests {
         assert!((lo - (5.0 / 3.0 - half)).abs() < 1e-9 && (hi - (5.0 / 3.0 + half)).abs() < 1e-9);
         assert!((a.taken_as_foxes.mean() - 8.0 / 3.0).abs() < 1e-9);
         assert!((a.lost_as_geese.mean() - 1.0).abs() < 1e-9);
+        // Every pair is even (the geese won both games), so the margin's
+        // sign decides it: +3, -2, +4 give 1, 0, 1.
+        assert_eq!(a.result_then_margin.n, 3);
+        assert!((a.result_then_margin.mean() - 2.0 / 3.0).abs() < 1e-9);
+        assert!((b.result_then_margin.mean() - 1.0 / 3.0).abs() < 1e-9);
         let text = s.to_string();
         assert!(
             text.contains(

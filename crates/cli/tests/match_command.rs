@@ -168,6 +168,12 @@ fn summary_reprints_and_pools(csv_path: &std::path::Path, match_stdout: &str) {
         (ma.as_f64().unwrap() + mb.as_f64().unwrap()).abs() < 1e-9,
         "{v}"
     );
+    // ... and their pairs by result, then margin each other's complements.
+    let (ra, rb) = (
+        a["result_then_margin"]["mean"].as_f64().unwrap(),
+        b["result_then_margin"]["mean"].as_f64().unwrap(),
+    );
+    assert!((ra + rb - 1.0).abs() < 1e-9, "{v}");
 
     // A damaged file is named, with the row that is wrong.
     let bad = csv_path.with_file_name("bad.csv");

@@ -127,6 +127,16 @@ fn moments_json(m: &Moments) -> Value {
     json!({"n": m.n, "mean": m.mean(), "sd": m.sd(), "lo": lo, "hi": hi})
 }
 
+/// A mean of values in [0, 1] with its normal 95% interval clipped to
+/// [0, 1], as the text prints it; null without values.
+fn share_json(m: &Moments) -> Value {
+    if m.n == 0 {
+        return Value::Null;
+    }
+    let (lo, hi) = m.interval();
+    json!({"n": m.n, "mean": m.mean(), "lo": lo.max(0.0), "hi": hi.min(1.0)})
+}
+
 /// One agent's side of the summary, every number `match` prints.
 fn side_json(a: &SideRecords) -> Value {
     let (lo, hi) = a.pairs.interval();
@@ -139,6 +149,7 @@ fn side_json(a: &SideRecords) -> Value {
         "taken_as_foxes": moments_json(&a.taken_as_foxes),
         "lost_as_geese": moments_json(&a.lost_as_geese),
         "margin": moments_json(&a.margin),
+        "result_then_margin": share_json(&a.result_then_margin),
         "ms_per_move": a.time.ms_per_move(),
         "moves": a.time.moves,
     })
