@@ -143,18 +143,22 @@ def main():
                     sys.exit(f"generation {r[2]}: the match failed (see {csvs[r[2]][:-4]}.log)")
                 running.remove(r)
 
-    print(f"| generation | CPU-hours | margin per pair [95%] | taken as foxes / lost as geese per game | pair score [95%] |")
-    print("|---|---|---|---|---|")
+    def num(x, fmt):
+        return "-" if x is None else format(x, fmt)
+
+    print("| generation | CPU-hours | margin per pair [95%] | taken as foxes / lost as geese per game "
+          "| pairs by result, then margin [95%] | pair score [95%] |")
+    print("|---|---|---|---|---|---|")
     for g in gens:
         summary = subprocess.run([a.bin, "summary", "--json", csvs[g]], check=True,
                                  capture_output=True, text=True).stdout
         agent = json.loads(summary.splitlines()[0])["agents"][0]
         hours = cpu_at(rows, os.path.getmtime(ckpts[g])) / 3600
-        m, p = agent["margin"], agent["pairs"]
-        print(f"| {g} | {hours:.2f} | {m['mean']:+.2f} [{m['lo']:+.2f}, {m['hi']:+.2f}] | "
+        m, r, p = agent["margin"], agent["result_then_margin"], agent["pairs"]
+        print(f"| {g} | {hours:.2f} | {num(m['mean'], '+.2f')} [{num(m['lo'], '+.2f')}, {num(m['hi'], '+.2f')}] | "
               f"{agent['taken_as_foxes']['mean']:.2f} / {agent['lost_as_geese']['mean']:.2f} | "
+              f"{num(r['mean'], '.3f')} [{num(r['lo'], '.3f')}, {num(r['hi'], '.3f')}] | "
               f"{p['score']:.3f} [{p['lo']:.3f}, {p['hi']:.3f}] |")
-
 
 if __name__ == "__main__":
     main()
