@@ -494,20 +494,21 @@ impl fmt::Display for Ladder {
         )?;
         writeln!(
             f,
-            "{:<width$}  pairs  score  interval        as foxes  as geese  geese margin [95%]      agent ms/move  rung ms/move",
+            "{:<width$}  pairs  score  interval        as foxes  as geese  geese margin [95%]      result, then margin    agent ms/move  rung ms/move",
             "rung"
         )?;
         for r in &self.rungs {
             let (lo, hi) = r.pairs().interval();
             writeln!(
                 f,
-                "{:<width$}  {:>5}  {:.3}  [{lo:.3}, {hi:.3}]  {:>8.3}  {:>8.3}  {:<22}  {:>13}  {:>12}",
+                "{:<width$}  {:>5}  {:.3}  [{lo:.3}, {hi:.3}]  {:>8.3}  {:>8.3}  {:<22}  {:<21}  {:>13}  {:>12}",
                 r.spec,
                 r.pairs().pairs(),
                 r.pairs().score(),
                 r.as_foxes.record.score(),
                 r.as_geese.record.score(),
                 crate::margin_text(&r.summary.agents[0].margin),
+                crate::result_then_margin_text(&r.summary.agents[0].result_then_margin),
                 fmt_ms(r.agent_ms()),
                 fmt_ms(r.rung_ms()),
             )?;

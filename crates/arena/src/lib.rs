@@ -24,7 +24,10 @@ pub use csvlog::{
 };
 pub use ladder::{run_ladder, Ladder};
 pub use ratings::{fit_ratings, Rating};
-pub use summary::{geese_taken, margin_text, scoreboard, MatchSummary, SideRecords, INTERVALS};
+pub use summary::{
+    geese_taken, margin_text, result_then_margin_text, scoreboard, MatchSummary, SideRecords,
+    INTERVALS,
+};
 
 use halatafl_agent::{Agent, Budget, SpecError};
 use halatafl_rules::{Game, Side, Variant};

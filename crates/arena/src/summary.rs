@@ -220,17 +220,23 @@ fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     )?;
     if a.margin.n > 0 {
         write!(f, "; margin per pair {}", margin_text(&a.margin))?;
-        let m = &a.result_then_margin;
-        let (lo, hi) = m.interval();
         write!(
             f,
-            "; pairs by result, then margin {:.3} [{:.3}, {:.3}]",
-            m.mean(),
-            lo.max(0.0),
-            hi.min(1.0)
+            "; pairs by result, then margin {}",
+            result_then_margin_text(&a.result_then_margin)
         )?;
     }
     writeln!(f)
+}
+
+/// `0.640 [0.555, 0.725]`: pairs by result, then margin, with the 95%
+/// interval clipped to [0, 1] (`-` without pairs).
+pub fn result_then_margin_text(m: &Moments) -> String {
+    if m.n == 0 {
+        return "-".into();
+    }
+    let (lo, hi) = m.interval();
+    format!("{:.3} [{:.3}, {:.3}]", m.mean(), lo.max(0.0), hi.min(1.0))
 }
 
 /// `+1.50 [+0.42, +2.58]`: a margin per pair with its 95% interval (`-`
@@ -303,7 +309,11 @@ impl MatchSummary {
             }
         };
         let margin = if me.margin.n > 0 {
-            format!("; geese margin {} per pair", margin_text(&me.margin))
+            format!(
+                "; geese margin {} per pair; by result, then margin {}",
+                margin_text(&me.margin),
+                result_then_margin_text(&me.result_then_margin)
+            )
         } else {
             String::new()
         };
@@ -318,7 +328,8 @@ impl MatchSummary {
 /// One line per opponent, from agent A's side of each summary: games, the
 /// score over game pairs with its 95% interval (over games, Wilson, when no
 /// opening was played both ways), the score as foxes and as geese, the
-/// geese margin per pair with its 95% interval, and both
+/// geese margin per pair with its 95% interval, the pairs by result, then
+/// margin with theirs, and both
 /// agents' thinking time per move. The compact form of several
 /// [`MatchSummary`]s, for the end of a run; each entry's name heads its line.
 pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
@@ -329,7 +340,7 @@ pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
         .max()
         .unwrap_or(8);
     let mut out = format!(
-        "{:<width$}  games  score [95% interval]    over   as foxes  as geese  geese margin [95%]      ms/move  theirs\n",
+        "{:<width$}  games  score [95% interval]    over   as foxes  as geese  geese margin [95%]      result, then margin    ms/move  theirs\n",
         "opponent"
     );
     for (name, summary) in entries {
@@ -347,8 +358,9 @@ pub fn scoreboard(entries: &[(String, MatchSummary)]) -> String {
             }
         };
         let margin = margin_text(&me.margin);
+        let lexicographic = result_then_margin_text(&me.result_then_margin);
         out.push_str(&format!(
-            "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {margin:<22}  {:>7.1}  {:>6.1}\n",
+            "{name:<width$}  {:>5}  {score:.3} [{lo:.3}, {hi:.3}]  {over:<5}  {:>8}  {:>8}  {margin:<22}  {lexicographic:<21}  {:>7.1}  {:>6.1}\n",
             me.overall.games(),
             side(&me.foxes),
             side(&me.geese),
