@@ -192,6 +192,13 @@ impl Moments {
         let half = Z95 * self.sd() / (self.n as f64).sqrt();
         (self.mean - half, self.mean + half)
     }
+
+    /// [`Moments::interval`] clipped to [0, 1], for a mean of values in
+    /// [0, 1] (a share, such as pairs by result, then margin).
+    pub fn share_interval(&self) -> (f64, f64) {
+        let (lo, hi) = self.interval();
+        (lo.max(0.0), hi.min(1.0))
+    }
 }
 
 /// `(wins + draws / 2) / games`, or 0.5 when no game was played.

@@ -235,8 +235,8 @@ pub fn result_then_margin_text(m: &Moments) -> String {
     if m.n == 0 {
         return "-".into();
     }
-    let (lo, hi) = m.interval();
-    format!("{:.3} [{:.3}, {:.3}]", m.mean(), lo.max(0.0), hi.min(1.0))
+    let (lo, hi) = m.share_interval();
+    format!("{:.3} [{lo:.3}, {hi:.3}]", m.mean())
 }
 
 /// `+1.50 [+0.42, +2.58]`: a margin per pair with its 95% interval (`-`

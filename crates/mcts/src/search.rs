@@ -182,6 +182,9 @@ pub struct Search<G: SearchGame> {
     scratch: Vec<f32>,
     own_batch: LeafBatch<G>,
     own_evals: Evaluations,
+    /// The root's material for its side to move, kept as the root changes
+    /// (read only with the material utility on).
+    root_material: i32,
 }
 
 impl<G: SearchGame> Search<G> {
@@ -195,6 +198,7 @@ impl<G: SearchGame> Search<G> {
             .copied()
             .unwrap_or_else(|| panic_no_moves::<G>());
         let budget = config.sims;
+        let root_material = game.material();
         let mut tree = Tree::new(dummy);
         tree.track_plies_left(config.moves_left_utility > 0.0);
         Search {
@@ -217,6 +221,7 @@ impl<G: SearchGame> Search<G> {
             scratch: Vec::new(),
             own_batch: LeafBatch::new(),
             own_evals: Evaluations::new(),
+            root_material,
         }
     }
 
@@ -358,7 +363,6 @@ impl<G: SearchGame> Search<G> {
     fn simulate(&mut self, forced: Option<u32>, batch: &mut LeafBatch<G>) -> Step {
         self.path.clear();
         self.path.push(ROOT);
-        let root_material = self.game.material();
         let mut node = ROOT;
         loop {
             let n = &self.tree.nodes[node as usize];
@@ -374,7 +378,7 @@ impl<G: SearchGame> Search<G> {
             node = child;
         }
         let leaf = self.tree.nodes[node as usize];
-        let gain = self.material_gain(root_material);
+        let gain = self.material_gain();
         let step = if leaf.proven() != Proven::Unknown {
             let (q, d) = proven_value(leaf.proven());
             let q = self.with_utilities(node, q, gain);
@@ -527,10 +531,9 @@ impl<G: SearchGame> Search<G> {
     }
 
     /// What the mover into the last node of `self.path` gained in material
-    /// since the root, with the scratch game at that node and
-    /// `root_material` the root's count (for the root's side to move). 0 with
-    /// the material utility off, without looking at the game.
-    fn material_gain(&self, root_material: i32) -> i32 {
+    /// since the root, with the scratch game at that node. 0 with the
+    /// material utility off, without looking at the game.
+    fn material_gain(&self) -> i32 {
         if self.config.material_utility <= 0.0 {
             return 0;
         }
@@ -539,9 +542,9 @@ impl<G: SearchGame> Search<G> {
         let at_leaf = -self.game.material();
         let depth = self.path.len() - 1;
         let at_root = if depth % 2 == 1 {
-            root_material
+            self.root_material
         } else {
-            -root_material
+            -self.root_material
         };
         at_leaf - at_root
     }
@@ -968,6 +971,7 @@ impl<G: SearchGame> Search<G> {
             _ => self.tree.reset(mv),
         }
         self.game.play(mv);
+        self.root_material = self.game.material();
         self.root_ready = false;
         self.in_flight = 0;
         self.done = 0;
@@ -979,6 +983,7 @@ impl<G: SearchGame> Search<G> {
         let mv = self.tree.root().mv;
         self.tree.reset(mv);
         self.game = game;
+        self.root_material = self.game.material();
         self.root_ready = false;
         self.in_flight = 0;
         self.done = 0;

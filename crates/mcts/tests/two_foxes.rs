@@ -128,18 +128,21 @@ fn avoids_immediate_loss() {
 #[test]
 fn material_utility_keeps_the_geese() {
     // Geese to move, far from any end: a few goose moves leave a goose en
-    // prise (the foxes must take it), most do not.
+    // prise (the foxes must take it), most do not. Random plies from the
+    // start until such a position comes up.
     let mut g = Game::start_of(Variant::two_foxes());
     let mut rng = ChaCha8Rng::seed_from_u64(7);
-    while g.position().side() != halatafl_rules::Side::Geese || {
-        let losing = losing_goose_moves(&g);
-        losing.is_empty() || losing.len() * 2 > g.position().legal_moves().len()
-    } {
-        let moves = g.position().legal_moves();
-        g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+    let losing = loop {
+        let all = g.position().legal_moves();
+        if g.position().side() == halatafl_rules::Side::Geese {
+            let losing = losing_goose_moves(&g);
+            if !losing.is_empty() && losing.len() * 2 <= all.len() {
+                break losing;
+            }
+        }
         assert!(g.ply() < 20, "no mixed position found");
-    }
-    let losing = losing_goose_moves(&g);
+        g.play_unchecked(all[rng.random_range(0..all.len())]);
+    };
     let all = g.position().legal_moves();
     assert!(
         !losing.is_empty() && losing.len() < all.len(),

@@ -133,8 +133,8 @@ fn share_json(m: &Moments) -> Value {
     if m.n == 0 {
         return Value::Null;
     }
-    let (lo, hi) = m.interval();
-    json!({"n": m.n, "mean": m.mean(), "lo": lo.max(0.0), "hi": hi.min(1.0)})
+    let (lo, hi) = m.share_interval();
+    json!({"n": m.n, "mean": m.mean(), "lo": lo, "hi": hi})
 }
 
 /// One agent's side of the summary, every number `match` prints.
