@@ -38,6 +38,15 @@ pub enum AuxTarget {
     /// `max_plies` ends where the cut falls, which nothing in the position
     /// shows; samples of such games have no label and do not train the head.
     MovesLeft,
+    /// Geese the foxes take from the position to the end of its game, a
+    /// count that does not depend on who is to move: KataGo's score head,
+    /// with Two Foxes' own score (the geese margin of `halatafl summary`
+    /// counts the same geese). Known for games the rules ended and for
+    /// games cut at `max_plies` (what was taken up to the cut is what the
+    /// game counts); a resigned game's remaining captures are not, and its
+    /// samples have no label. A search reads the prediction through its
+    /// material utility ([`halatafl_mcts::Evaluations::set_material_left`]).
+    GeeseTaken,
 }
 
 /// What a target is, for everything that handles it generically.
@@ -79,6 +88,19 @@ const MOVES_LEFT: TargetSpec = TargetSpec {
     floor: Some(0.0),
 };
 
+const GEESE_TAKEN: TargetSpec = TargetSpec {
+    key: "geese_taken",
+    label: "geese-taken",
+    loss_name: "geese-taken loss",
+    shard_tag: 2,
+    // From the start of a game the foxes take 0 to 13 geese (a game of
+    // Two Foxes ends when fewer than 9 of 20 are left), 4 to 8 commonly.
+    scale: 8.0,
+    // 8 geese: every realistic miss is in the squared part.
+    huber_delta: 1.0,
+    floor: Some(0.0),
+};
+
 /// How a finished game ended, as seen from one of its sample positions:
 /// what [`AuxTarget::label`] derives every label from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,11 +111,14 @@ pub struct GameEnd {
     /// Whether the rules ended the game (not a resignation, not a cut at
     /// the ply limit).
     pub ended_by_rules: bool,
+    /// Geese taken from the sample's position to the game's last position;
+    /// `None` for a resigned game, whose rest was not played.
+    pub geese_taken_to_end: Option<u32>,
 }
 
 impl AuxTarget {
     /// Every target, in the order heads are built and reported.
-    pub const ALL: [AuxTarget; 1] = [AuxTarget::MovesLeft];
+    pub const ALL: [AuxTarget; 2] = [AuxTarget::MovesLeft, AuxTarget::GeeseTaken];
     /// Number of targets.
     pub const COUNT: usize = AuxTarget::ALL.len();
 
@@ -101,6 +126,7 @@ impl AuxTarget {
     pub const fn spec(self) -> &'static TargetSpec {
         match self {
             AuxTarget::MovesLeft => &MOVES_LEFT,
+            AuxTarget::GeeseTaken => &GEESE_TAKEN,
         }
     }
 
@@ -112,6 +138,7 @@ impl AuxTarget {
             // bound keeps the same labels.
             AuxTarget::MovesLeft => (end.ended_by_rules && end.plies_to_end <= u16::MAX as u32)
                 .then_some(end.plies_to_end as f32),
+            AuxTarget::GeeseTaken => end.geese_taken_to_end.map(|n| n as f32),
         }
     }
 
@@ -364,10 +391,23 @@ mod tests {
         let end = |plies_to_end, ended_by_rules| GameEnd {
             plies_to_end,
             ended_by_rules,
+            geese_taken_to_end: Some(3),
         };
         assert_eq!(AuxTarget::MovesLeft.label(end(7, true)), Some(7.0));
         assert_eq!(AuxTarget::MovesLeft.label(end(7, false)), None);
         assert_eq!(AuxTarget::MovesLeft.label(end(70_000, true)), None);
+    }
+
+    #[test]
+    fn geese_taken_is_known_unless_the_game_was_resigned() {
+        let end = |geese_taken_to_end| GameEnd {
+            plies_to_end: 7,
+            ended_by_rules: false,
+            geese_taken_to_end,
+        };
+        assert_eq!(AuxTarget::GeeseTaken.label(end(Some(0))), Some(0.0));
+        assert_eq!(AuxTarget::GeeseTaken.label(end(Some(4))), Some(4.0));
+        assert_eq!(AuxTarget::GeeseTaken.label(end(None)), None);
     }
 
     #[test]

@@ -147,12 +147,16 @@ pub fn samples_from_game(
     // The rules ended the game after its last move: a sample at ply k has
     // (plies - k) plies left.
     let end = game.ply();
+    let geese_at_end = game.position().geese().count();
     for (s, ply) in out.iter_mut().zip(plies) {
         s.sample.wdl = wdl_for(outcome.winner, s.sample.position.side());
         s.search_wdl = s.sample.wdl;
         s.sample.aux = AuxTarget::labels(GameEnd {
             plies_to_end: (end - ply) as u32,
             ended_by_rules: true,
+            geese_taken_to_end: Some(
+                s.sample.position.geese().count().saturating_sub(geese_at_end),
+            ),
         });
     }
     Ok((outcome, out))

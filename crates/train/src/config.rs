@@ -124,6 +124,12 @@ pub struct NetworkSection {
     /// Every auxiliary target has such a key, `<target>_head` (see
     /// [`AUX_KEYS`]).
     pub moves_left_head: bool,
+    /// Give the network a geese-taken head (predicting the geese the foxes
+    /// will still take; needs `train.geese_taken_weight` > 0 to train it).
+    /// A search with `search.material_utility` > 0 then counts the
+    /// predicted captures with those already made (KataGo's score utility).
+    /// Added to a resumed run as `moves_left_head` is.
+    pub geese_taken_head: bool,
     /// A checkpoint to start from: generation 0 is this network (e.g.
     /// `models/best.safetensors`, to train the shipped network further)
     /// instead of a seeded random one. Needs `bootstrap.games = 0` and the
@@ -140,6 +146,7 @@ impl Default for NetworkSection {
             max_batch: 256,
             cache_entries: 1 << 18,
             moves_left_head: false,
+            geese_taken_head: false,
             init: String::new(),
         }
     }
@@ -737,6 +744,9 @@ pub struct TrainSection {
     /// Every auxiliary target has such a key, `<target>_weight` (see
     /// [`AUX_KEYS`]).
     pub moves_left_weight: f64,
+    /// Weight of the geese-taken head's loss (0: off; needs
+    /// `network.geese_taken_head`, which in turn needs it > 0).
+    pub geese_taken_weight: f64,
 }
 
 impl Default for TrainSection {
@@ -756,6 +766,7 @@ impl Default for TrainSection {
             min_lr: 1e-4,
             precision: "f32".into(),
             moves_left_weight: t.aux_weights[AuxTarget::MovesLeft],
+            geese_taken_weight: t.aux_weights[AuxTarget::GeeseTaken],
         }
     }
 }
@@ -1040,13 +1051,22 @@ pub struct AuxKeys {
 }
 
 /// Every auxiliary target's keys, in [`AuxTarget::ALL`] order.
-pub const AUX_KEYS: [AuxKeys; AuxTarget::COUNT] = [AuxKeys {
-    target: AuxTarget::MovesLeft,
-    head: "network.moves_left_head",
-    weight: "train.moves_left_weight",
-    head_of: |n| n.moves_left_head,
-    weight_of: |t| t.moves_left_weight,
-}];
+pub const AUX_KEYS: [AuxKeys; AuxTarget::COUNT] = [
+    AuxKeys {
+        target: AuxTarget::MovesLeft,
+        head: "network.moves_left_head",
+        weight: "train.moves_left_weight",
+        head_of: |n| n.moves_left_head,
+        weight_of: |t| t.moves_left_weight,
+    },
+    AuxKeys {
+        target: AuxTarget::GeeseTaken,
+        head: "network.geese_taken_head",
+        weight: "train.geese_taken_weight",
+        head_of: |n| n.geese_taken_head,
+        weight_of: |t| t.geese_taken_weight,
+    },
+];
 
 fn bad(
     key: &'static str,
@@ -1352,6 +1372,7 @@ mod tests {
         ("network.max_batch", "0"),
         ("network.cache_entries", "1000000000"),
         ("network.moves_left_head", "true"),
+        ("network.geese_taken_head", "true"),
         ("bootstrap.games", "100000000"),
         ("bootstrap.agent", "\"net:ckpt=x\"\ngames = 5"),
         ("bootstrap.agent", "\" \"\ngames = 5"),
@@ -1448,6 +1469,9 @@ mod tests {
         ("train.moves_left_weight", "-0.5"),
         ("train.moves_left_weight", "nan"),
         ("train.moves_left_weight", "0.5"),
+        ("train.geese_taken_weight", "-0.5"),
+        ("train.geese_taken_weight", "nan"),
+        ("train.geese_taken_weight", "0.5"),
         ("train.min_lr", "0.5\nschedule = \"cosine\""),
         ("eval.every", "0"),
         ("eval.games", "0"),

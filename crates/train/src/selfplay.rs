@@ -541,6 +541,8 @@ fn finish<E: Evaluator<Game> + ?Sized>(
     let samples = slot.pending.len();
     let half_life = job.config.selfplay.result_half_life;
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
+    let resigned = reason == "resigned";
+    let geese_at_end = search.game().position().geese().count();
     let finished = FinishedGame {
         index: slot.index,
         result: winner.map_or("draw", Side::name),
@@ -559,9 +561,11 @@ fn finish<E: Evaluator<Game> + ?Sized>(
             .map(|(mut sample, search_wdl, side, ply)| {
                 let to_end = (plies as u32).saturating_sub(ply);
                 sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
+                let taken = sample.position.geese().count().saturating_sub(geese_at_end);
                 sample.aux = AuxTarget::labels(GameEnd {
                     plies_to_end: to_end,
                     ended_by_rules,
+                    geese_taken_to_end: (!resigned).then_some(taken),
                 });
                 StoredSample { sample, search_wdl }
             }),
@@ -811,6 +815,33 @@ mod tests {
         assert!(samples.iter().all(|s| s.sample.position != late));
         let (_, without_starts) = play(&config, &[], 10);
         assert_eq!(samples, without_starts);
+    }
+
+    #[test]
+    fn geese_taken_counts_the_captures_from_each_sample_to_the_end() {
+        let taken = |s: &StoredSample| s.sample.aux[AuxTarget::GeeseTaken];
+        // Uniform searches: the foxes take geese in most games, some games
+        // are cut at max_plies (labelled all the same), none resigns.
+        let mut config = short_games();
+        config.selfplay.max_plies = 120;
+        config.selfplay.concurrent_games = 2;
+        let (_, samples, finished) = play_recording(&config, &[], 4);
+        let mut captures = 0;
+        for (g, game) in by_game(&samples, &finished) {
+            // Replay the game to its last position: the labels count down to
+            // what the last position lacks.
+            let mut replay = Game::start_of(Variant::two_foxes());
+            for mv in g.moves.split_whitespace() {
+                replay.play_str(mv).unwrap();
+            }
+            let at_end = replay.position().geese().count();
+            for s in game {
+                let want = s.sample.position.geese().count() - at_end;
+                assert_eq!(taken(s), Some(want as f32), "game {}", g.index);
+            }
+            captures += game.first().map_or(0, |s| taken(s).unwrap() as u32);
+        }
+        assert!(captures > 0, "no game had a capture: {finished:?}");
     }
 
     #[test]

@@ -539,12 +539,12 @@ mod tests {
                 assert_eq!(a.sample.position, b.sample.position);
                 assert_eq!(a.sample.wdl, b.sample.wdl);
                 assert_eq!(a.search_wdl, b.search_wdl);
-                // Version 1 has no plies left; version 2 has them all.
-                let want = if version == 1 {
-                    PerTarget::default()
-                } else {
-                    a.sample.aux
-                };
+                // Version 1 has no labels; version 2 has every plies left,
+                // and nothing else.
+                let mut want = PerTarget::default();
+                if version == 2 {
+                    want[AuxTarget::MovesLeft] = a.sample.aux[AuxTarget::MovesLeft];
+                }
                 assert_eq!(b.sample.aux, want);
             }
         }
