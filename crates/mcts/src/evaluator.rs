@@ -16,6 +16,12 @@
 //!   to the end of the game (a network with a moves-left head), which the
 //!   search's moves-left utility uses. Evaluators that predict none leave it
 //!   unset, and the utility then does nothing.
+//! - optionally `set_material_left(i, change)`: the predicted change of the
+//!   side to move's [`SearchGame::material`] from leaf `i` to the end of the
+//!   game (a network with a geese-taken head: minus the geese still to be
+//!   taken when the geese are to move, plus that for the foxes), which the
+//!   search's material utility adds to the change it counted on the way to
+//!   the leaf. Left unset, the utility counts only the change so far.
 //!
 //! Leaves are never terminal: the search scores finished games from the rules.
 //! Methods take `&self` and evaluators are `Send + Sync`, so one evaluator can
@@ -178,6 +184,9 @@ pub struct Evaluations {
     values: Vec<Wdl>,
     /// Predicted plies left per leaf; NaN where the evaluator gave none.
     plies_left: Vec<f32>,
+    /// Predicted material change to the end per leaf, for its side to move;
+    /// NaN where the evaluator gave none.
+    material_left: Vec<f32>,
 }
 
 impl Evaluations {
@@ -197,6 +206,8 @@ impl Evaluations {
         self.values.resize(batch.len(), Wdl::DRAW);
         self.plies_left.clear();
         self.plies_left.resize(batch.len(), f32::NAN);
+        self.material_left.clear();
+        self.material_left.resize(batch.len(), f32::NAN);
     }
 
     /// Number of leaves the output is sized for.
@@ -246,6 +257,19 @@ impl Evaluations {
     /// number reads as none).
     pub fn set_plies_left(&mut self, i: usize, plies: f32) {
         self.plies_left[i] = plies;
+    }
+
+    /// Leaf `i`'s predicted change of its side to move's material from the
+    /// leaf to the end of the game, if the evaluator gave one (finite).
+    pub fn material_left(&self, i: usize) -> Option<f32> {
+        let m = self.material_left[i];
+        m.is_finite().then_some(m)
+    }
+
+    /// Sets leaf `i`'s predicted material change to the end, for its side
+    /// to move (a non-finite number reads as none).
+    pub fn set_material_left(&mut self, i: usize, change: f32) {
+        self.material_left[i] = change;
     }
 }
 

@@ -80,6 +80,17 @@
 //! games alike. Proofs and `SearchResult::q` of proven moves stay exact.
 //! With m = 0, or a game whose material is always 0, the search is
 //! unchanged.
+//!
+//! Where the evaluator predicts the material still to change before the
+//! game ends ([`Evaluations::material_left`]: a network with a geese-taken
+//! head), a node's gain is the change so far plus its prediction, less the
+//! change the root's prediction expected: the utility is of the material
+//! at the end of the game measured from what the root expects, as
+//! KataGo's dynamic score utility is of the predicted final score measured
+//! from the root's. Lines are then told apart by the captures they set up
+//! beyond the search's horizon, not only by those inside it, and a game
+//! expected to cost many geese does not push every line into the flat end
+//! of the tanh. A finished game has nothing left to predict.
 
 use crate::config::{MctsConfig, RootMode};
 use crate::evaluator::{Evaluations, Evaluator, LeafBatch, Wdl};
@@ -118,9 +129,9 @@ pub const MOVES_LEFT_Q_THRESHOLD: f32 = 0.25;
 pub const MATERIAL_SCALE: f32 = 4.0;
 
 /// The material utility's mix of `q` with a material `gain` (for the same
-/// player): see the module docs.
-pub fn material_adjusted(q: f32, gain: i32, utility: f32) -> f32 {
-    (1.0 - utility) * q + utility * (gain as f32 / MATERIAL_SCALE).tanh()
+/// player; a prediction may make it fractional): see the module docs.
+pub fn material_adjusted(q: f32, gain: f32, utility: f32) -> f32 {
+    (1.0 - utility) * q + utility * (gain / MATERIAL_SCALE).tanh()
 }
 
 /// The moves-left utility's adjustment of `q` (for either player) along a
@@ -200,7 +211,7 @@ impl<G: SearchGame> Search<G> {
         let budget = config.sims;
         let root_material = game.material();
         let mut tree = Tree::new(dummy);
-        tree.track_plies_left(config.moves_left_utility > 0.0);
+        tree.track_predictions(config.moves_left_utility > 0.0 || config.material_utility > 0.0);
         Search {
             config,
             game,
@@ -459,6 +470,9 @@ impl<G: SearchGame> Search<G> {
             if let Some(plies) = evals.plies_left(i) {
                 self.tree.set_plies_left(p.node, plies);
             }
+            if let Some(change) = evals.material_left(i) {
+                self.tree.set_material_left(p.node, change);
+            }
             self.path.clear();
             self.path.extend_from_slice(
                 &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
@@ -519,15 +533,40 @@ impl<G: SearchGame> Search<G> {
 
     /// `q` (for the mover into `node`, the last node of `self.path`) with
     /// the moves-left and material utilities applied (see the module docs);
-    /// `gain` is [`Search::material_gain`] at that node.
-    fn with_utilities(&self, node: u32, q: f32, gain: i32) -> f32 {
+    /// `so_far` is [`Search::material_gain`] at that node.
+    fn with_utilities(&self, node: u32, q: f32, so_far: i32) -> f32 {
         let q = self.with_moves_left(node, q);
         let utility = self.config.material_utility;
         if utility > 0.0 {
-            material_adjusted(q, gain, utility)
+            material_adjusted(q, self.material_gain_to_end(node, so_far), utility)
         } else {
             q
         }
+    }
+
+    /// The gain the material utility counts for the mover into `node` (the
+    /// last node of `self.path`): `so_far`, its change since the root, plus
+    /// the change the evaluator predicted from the node to the end (none
+    /// for a finished game or an evaluator that predicts none), less what
+    /// the root's own prediction expected for that player. So the utility
+    /// is of the final material against the root's expectation, and a
+    /// prediction of many captures to come moves lines against each other
+    /// instead of pushing every line into the flat end of the tanh.
+    fn material_gain_to_end(&self, node: u32, so_far: i32) -> f32 {
+        let ended = self.tree.nodes[node as usize].kind() == Kind::Terminal;
+        // Predictions are for the side to move at their node: the mover
+        // into the node is the other side, the root's side at odd depths.
+        let to_end = match ended {
+            true => 0.0,
+            false => -self.tree.material_left(node).unwrap_or(0.0),
+        };
+        let at_root = self.tree.material_left(ROOT).unwrap_or(0.0);
+        let expected = if (self.path.len() - 1) % 2 == 1 {
+            at_root
+        } else {
+            -at_root
+        };
+        so_far as f32 + to_end - expected
     }
 
     /// What the mover into the last node of `self.path` gained in material

@@ -166,57 +166,91 @@ fn bf16_bits(x: f32) -> u16 {
 #[derive(Clone, Debug)]
 pub(crate) struct Tree<M> {
     pub nodes: Vec<Node<M>>,
-    /// Each node's predicted plies left (NaN: none), parallel to `nodes`
-    /// while the search uses a moves-left utility, empty otherwise: kept
-    /// beside the nodes, not in them, so searches without the utility pay
-    /// no memory for it (see the `node_size` test).
-    plies_left: Vec<f32>,
-    track_plies_left: bool,
+    /// Each node's evaluator predictions (NaN: none), parallel to `nodes`
+    /// while the search uses a utility that reads them (moves-left,
+    /// material), empty otherwise: kept beside the nodes, not in them, so
+    /// searches without those utilities pay no memory for them (see the
+    /// `node_size` test).
+    predicted: Vec<Predicted>,
+    track_predictions: bool,
     /// Spare arena for tree reuse, kept to avoid reallocating.
     spare: Vec<Node<M>>,
     origin: Vec<u32>,
+}
+
+/// What the evaluator predicted at a node, beyond priors and value.
+#[derive(Clone, Copy, Debug)]
+struct Predicted {
+    /// Plies to the end of the game.
+    plies_left: f32,
+    /// Change of the side to move's material to the end of the game.
+    material_left: f32,
+}
+
+impl Predicted {
+    const NONE: Predicted = Predicted {
+        plies_left: f32::NAN,
+        material_left: f32::NAN,
+    };
 }
 
 impl<M: Copy> Tree<M> {
     pub(crate) fn new(root_move: M) -> Tree<M> {
         Tree {
             nodes: vec![Node::new(root_move, 1.0)],
-            plies_left: Vec::new(),
-            track_plies_left: false,
+            predicted: Vec::new(),
+            track_predictions: false,
             spare: Vec::new(),
             origin: Vec::new(),
         }
     }
 
-    /// Keeps (or stops keeping) each node's predicted plies left.
-    pub(crate) fn track_plies_left(&mut self, on: bool) {
-        self.track_plies_left = on;
-        self.plies_left.clear();
+    /// Keeps (or stops keeping) each node's predictions.
+    pub(crate) fn track_predictions(&mut self, on: bool) {
+        self.track_predictions = on;
+        self.predicted.clear();
         if on {
-            self.plies_left.resize(self.nodes.len(), f32::NAN);
+            self.predicted.resize(self.nodes.len(), Predicted::NONE);
         }
     }
 
     /// Node `i`'s predicted plies left, if known (and kept).
     #[inline]
     pub(crate) fn plies_left(&self, i: u32) -> Option<f32> {
-        self.plies_left
+        self.predicted
             .get(i as usize)
-            .copied()
+            .map(|p| p.plies_left)
             .filter(|p| !p.is_nan())
     }
 
     /// Records node `i`'s predicted plies left (ignored when not kept).
     pub(crate) fn set_plies_left(&mut self, i: u32, plies: f32) {
-        if let Some(p) = self.plies_left.get_mut(i as usize) {
-            *p = plies;
+        if let Some(p) = self.predicted.get_mut(i as usize) {
+            p.plies_left = plies;
+        }
+    }
+
+    /// Node `i`'s predicted material change to the end, for its side to
+    /// move, if known (and kept).
+    #[inline]
+    pub(crate) fn material_left(&self, i: u32) -> Option<f32> {
+        self.predicted
+            .get(i as usize)
+            .map(|p| p.material_left)
+            .filter(|m| !m.is_nan())
+    }
+
+    /// Records node `i`'s predicted material change (ignored when not kept).
+    pub(crate) fn set_material_left(&mut self, i: u32, change: f32) {
+        if let Some(p) = self.predicted.get_mut(i as usize) {
+            p.material_left = change;
         }
     }
 
     pub(crate) fn reset(&mut self, root_move: M) {
         self.nodes.clear();
         self.nodes.push(Node::new(root_move, 1.0));
-        self.track_plies_left(self.track_plies_left);
+        self.track_predictions(self.track_predictions);
     }
 
     #[inline]
@@ -230,8 +264,8 @@ impl<M: Copy> Tree<M> {
         let first = self.nodes.len() as u32;
         self.nodes
             .extend(moves.iter().zip(priors).map(|(&m, p)| Node::new(m, p)));
-        if self.track_plies_left {
-            self.plies_left.resize(self.nodes.len(), f32::NAN);
+        if self.track_predictions {
+            self.predicted.resize(self.nodes.len(), Predicted::NONE);
         }
         first
     }
@@ -260,13 +294,13 @@ impl<M: Copy> Tree<M> {
         }
         self.spare = std::mem::replace(&mut self.nodes, out);
         self.spare.clear();
-        if self.track_plies_left {
-            let kept: Vec<f32> = self
+        if self.track_predictions {
+            let kept: Vec<Predicted> = self
                 .origin
                 .iter()
-                .map(|&o| self.plies_left[o as usize])
+                .map(|&o| self.predicted[o as usize])
                 .collect();
-            self.plies_left = kept;
+            self.predicted = kept;
         }
     }
 }
@@ -319,12 +353,14 @@ mod tests {
     }
 
     #[test]
-    fn plies_left_follow_their_nodes_through_reroot_and_reset() {
+    fn predictions_follow_their_nodes_through_reroot_and_reset() {
         let mut t = Tree::new(0u8);
         assert_eq!(t.plies_left(ROOT), None);
         t.set_plies_left(ROOT, 9.0);
+        t.set_material_left(ROOT, -2.0);
         assert_eq!(t.plies_left(ROOT), None, "not kept unless asked");
-        t.track_plies_left(true);
+        assert_eq!(t.material_left(ROOT), None, "not kept unless asked");
+        t.track_predictions(true);
         let c = t.add_children(&[1, 2], [0.5, 0.5].into_iter());
         t.nodes[0].first_child = c;
         t.nodes[0].num_children = 2;
@@ -333,13 +369,17 @@ mod tests {
         t.nodes[2].num_children = 2;
         t.set_plies_left(2, 20.0);
         t.set_plies_left(g + 1, 19.0);
+        t.set_material_left(g + 1, 1.5);
         t.reroot(2);
         assert_eq!(t.plies_left(ROOT), Some(20.0));
+        assert_eq!(t.material_left(ROOT), None);
         let second = t.root().first_child + 1;
         assert_eq!(t.plies_left(second), Some(19.0));
+        assert_eq!(t.material_left(second), Some(1.5));
         assert_eq!(t.plies_left(second - 1), None);
         t.reset(7);
         assert_eq!(t.plies_left(ROOT), None);
+        assert_eq!(t.material_left(second), None);
         t.set_plies_left(ROOT, 3.0);
         assert_eq!(t.plies_left(ROOT), Some(3.0));
     }

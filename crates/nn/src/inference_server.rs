@@ -403,10 +403,19 @@ fn inference_loop(
 }
 
 /// Hands the search the auxiliary predictions it uses: the plies left, for
-/// its moves-left utility (`halatafl_mcts::search`).
-fn pass_to_search(out: &mut Evaluations, i: usize, aux: &PerTarget<Option<f32>>) {
+/// its moves-left utility, and the geese still to be taken as the change of
+/// the side to move's material (fewer geese for the geese, more for the
+/// foxes), for its material utility (`halatafl_mcts::search`).
+fn pass_to_search(out: &mut Evaluations, i: usize, leaf: &Position, aux: &PerTarget<Option<f32>>) {
     if let Some(plies) = aux[AuxTarget::MovesLeft] {
         out.set_plies_left(i, plies);
+    }
+    if let Some(taken) = aux[AuxTarget::GeeseTaken] {
+        let change = match leaf.side() {
+            halatafl_rules::Side::Geese => -taken,
+            halatafl_rules::Side::Foxes => taken,
+        };
+        out.set_material_left(i, change);
     }
 }
 
@@ -418,7 +427,7 @@ impl Evaluator<Game> for NetEvaluator {
             match self.lookup(key, out.priors_mut(i)) {
                 Some((wdl, aux)) => {
                     out.set_value(i, wdl);
-                    pass_to_search(out, i, &aux);
+                    pass_to_search(out, i, &batch.leaf(i).position, &aux);
                 }
                 None => misses.push((i, key)),
             }
@@ -459,7 +468,7 @@ impl Evaluator<Game> for NetEvaluator {
                 },
             );
             let aux = PerTarget::from_fn(|t| result.aux[t].get(k).copied());
-            pass_to_search(out, i, &aux);
+            pass_to_search(out, i, &batch.leaf(i).position, &aux);
             self.store(key, &logits, w, aux);
         }
     }
