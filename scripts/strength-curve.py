@@ -4,7 +4,9 @@
 A training run writes one checkpoint per generation
 (`RUN/checkpoints/gen_NNNN.safetensors`). While it trains, `--log-cpu PID`
 samples the CPU seconds the run's process has used (user + system, all its
-threads, from /proc) every 10 seconds into a log; afterwards `--table`
+threads, from /proc) every 10 seconds into a log (continued, not
+restarted, when the run is resumed: log the new process into the same
+file); afterwards `--table`
 plays or reads one match per chosen generation and prints, per
 generation, the CPU-hours spent when its checkpoint was written (paused
 time, SIGSTOP, costs nothing) and the checkpoint's margin per pair and
@@ -34,6 +36,10 @@ import time
 
 def log_cpu(pid, path, every):
     ticks = os.sysconf("SC_CLK_TCK")
+    # A log that already has rows is continued: a run resumed with
+    # `train --resume` is a new process whose count starts at zero, so its
+    # seconds are added to what the run had spent before.
+    offset = read_cpu_log(path)[-1][1] if os.path.exists(path) and os.path.getsize(path) else 0.0
     while True:
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -43,7 +49,7 @@ def log_cpu(pid, path, every):
         # After the command name: state is field 3, utime 14, stime 15.
         seconds = (int(fields[11]) + int(fields[12])) / ticks
         with open(path, "a") as out:
-            out.write(f"{time.time():.0f} {seconds:.1f}\n")
+            out.write(f"{time.time():.0f} {offset + seconds:.1f}\n")
         time.sleep(every)
 
 
