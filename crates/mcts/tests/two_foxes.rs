@@ -3,8 +3,9 @@
 
 use halatafl_agent::{Agent, AgentSpec, Budget, StopSignal, MAX_MOVETIME_MS};
 use halatafl_mcts::{
-    from_spec, Evaluations, Evaluator, LeafBatch, Lockstep, MctsAgent, MctsConfig, RolloutEvaluator, RootMode, Search,
-    SearchGame, Terminal, UniformEvaluator, MAX_SIMS, MCTS_OPTIONS,
+    from_spec, Evaluations, Evaluator, LeafBatch, Lockstep, MctsAgent, MctsConfig,
+    RolloutEvaluator, RootMode, Search, SearchGame, Terminal, UniformEvaluator, MAX_SIMS,
+    MCTS_OPTIONS,
 };
 use halatafl_rules::{Game, Move, Position, Variant};
 use rand::{Rng, SeedableRng};

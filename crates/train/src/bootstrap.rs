@@ -155,7 +155,11 @@ pub fn samples_from_game(
             plies_to_end: (end - ply) as u32,
             ended_by_rules: true,
             geese_taken_to_end: Some(
-                s.sample.position.geese().count().saturating_sub(geese_at_end),
+                s.sample
+                    .position
+                    .geese()
+                    .count()
+                    .saturating_sub(geese_at_end),
             ),
         });
     }
