@@ -58,7 +58,7 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "material",
-        "material utility, 0 to below 1: values mixed with the geese taken or kept since the root (default 0)",
+        "material utility, 0 to below 1: values mixed with the geese taken or kept since the root, and those a geese-taken head predicts to the end (default 0)",
     ),
 ];
 
