@@ -158,6 +158,15 @@ struct Slot {
     opponent: Option<Side>,
 }
 
+impl Slot {
+    /// Whether `side`'s move is the opponent's: with the opponent `self`,
+    /// the network plays it, searching fast, recording nothing, never
+    /// resigning (as an opponent agent does not).
+    fn is_opponent(&self, side: Side) -> bool {
+        self.opponent == Some(side)
+    }
+}
+
 /// The win/draw/loss target of a finished game for `side`.
 pub(crate) fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
     match outcome_winner {
@@ -361,9 +370,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     .push((sample, [v.win, v.draw, v.loss], side, game.ply() as u32));
             }
             let mut ended: Option<(Option<Side>, String)> = None;
-            // The network playing the opponent (`self`) never resigns, as an
-            // opponent agent does not.
-            let as_opponent = slot.opponent == Some(side);
+            let as_opponent = slot.is_opponent(side);
             if !as_opponent
                 && cfg.selfplay.resign_threshold > 0.0
                 && result.value.q() < -cfg.selfplay.resign_threshold
@@ -546,7 +553,7 @@ fn random_move(rng: &mut ChaCha8Rng, game: &Game, cfg: &RunConfig) -> Option<Mov
 /// position becomes a sample) with probability `search.full_search_probability`.
 /// The network playing the opponent (`self`) searches fast and records nothing.
 fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game>) {
-    let as_opponent = slot.opponent == Some(search.game().position().side());
+    let as_opponent = slot.is_opponent(search.game().position().side());
     slot.full = !as_opponent && slot.rng.random_bool(cfg.search.full_search_probability);
     search.set_noise(slot.full);
     search.start_move(if slot.full {
