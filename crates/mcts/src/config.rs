@@ -53,6 +53,14 @@ pub struct MctsConfig {
     pub final_temperature: f32,
     /// Keep the subtree of the played move for the next search.
     pub reuse_tree: bool,
+    /// PUCT only: `sims` counts the visits a reused subtree already holds
+    /// below the root, so a move costs only what its budget lacks (KataGo's
+    /// `maxVisits`, against `maxPlayouts`' new simulations). The searched
+    /// tree, and so the visit distribution a move is chosen and a policy
+    /// target taken from, has the same size either way; the evaluations
+    /// spent earlier on the played line are not spent again. Gumbel's
+    /// sequential halving always spends its whole budget.
+    pub count_reused_visits: bool,
     /// Moves-left utility u (0: off): with an evaluator that predicts plies
     /// left, a clearly winning side prefers lines that end sooner and a
     /// clearly losing side lines that last longer, by at most u per backed-up
@@ -87,6 +95,7 @@ impl Default for MctsConfig {
             temperature_plies: 0,
             final_temperature: 0.0,
             reuse_tree: true,
+            count_reused_visits: false,
             moves_left_utility: 0.0,
             material_utility: 0.0,
         }

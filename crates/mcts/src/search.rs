@@ -263,7 +263,8 @@ impl<G: SearchGame> Search<G> {
         self.config.noise = on;
     }
 
-    /// Starts the search for a move with `sims` simulations below the root.
+    /// Starts the search for a move with `sims` simulations below the root
+    /// (fewer by the reused visits with `count_reused_visits`).
     pub fn start_move(&mut self, sims: u32) {
         assert!(
             self.pending.is_empty(),
@@ -273,8 +274,24 @@ impl<G: SearchGame> Search<G> {
         self.done = 0;
         self.root_ready = false;
         if self.tree.root().kind() == Kind::Expanded {
+            if self.config.count_reused_visits && self.config.root == RootMode::Puct {
+                self.budget = sims.saturating_sub(self.reused_visits());
+            }
             self.prepare_root();
         }
+    }
+
+    /// The visits below the root that an earlier search left there (tree
+    /// reuse): the sum over the root's children.
+    pub fn reused_visits(&self) -> u32 {
+        let root = self.tree.root();
+        if root.kind() != Kind::Expanded {
+            return 0;
+        }
+        self.tree.nodes[root.children()]
+            .iter()
+            .map(|c| c.visits)
+            .sum()
     }
 
     /// Whether the search for this move is over (budget spent, root solved,

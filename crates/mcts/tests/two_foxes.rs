@@ -446,6 +446,38 @@ fn tree_reuse_keeps_the_subtree() {
 }
 
 #[test]
+fn counting_reused_visits_spends_only_what_the_budget_lacks() {
+    let start = Game::start_of(Variant::two_foxes());
+    let config = MctsConfig {
+        count_reused_visits: true,
+        ..MctsConfig::default()
+    };
+    let mut search = Search::new(start, config, 1);
+    // Nothing is reused at the first move: the whole budget is spent.
+    assert_eq!(search.reused_visits(), 0);
+    let first = search.run(&UniformEvaluator, 2000, None, None);
+    assert_eq!(first.simulations, 2000);
+    let mv = search.choose_move().unwrap();
+    search.play(mv);
+    let reused = search.reused_visits();
+    assert!(reused > 1 && reused < 2000, "reused {reused}");
+    // A budget the kept tree already holds costs no simulation ...
+    let none = search.run(&UniformEvaluator, reused / 2, None, None);
+    assert_eq!(none.simulations, 0);
+    assert_eq!(none.visits.iter().sum::<u32>(), reused);
+    // ... and a larger one tops the root up to exactly the budget.
+    let topped = search.run(&UniformEvaluator, reused + 300, None, None);
+    assert_eq!(topped.simulations, 300);
+    assert_eq!(topped.visits.iter().sum::<u32>(), reused + 300);
+    // Without the option the same position spends the budget anew.
+    let mut plain = Search::new(search.game().clone(), MctsConfig::default(), 1);
+    assert_eq!(
+        plain.run(&UniformEvaluator, 300, None, None).simulations,
+        300
+    );
+}
+
+#[test]
 fn gumbel_policy_target_and_few_simulations() {
     let g = Game::start_of(Variant::two_foxes());
     for sims in [1u32, 4, 16, 64] {

@@ -420,6 +420,11 @@ pub struct SearchSection {
     pub temperature_plies: u32,
     /// Leaves gathered from one tree per network call (virtual loss).
     pub leaves_per_tree: u32,
+    /// `true`: `simulations` and `fast_simulations` count the visits the
+    /// tree kept from the previous move already holds (KataGo's visits
+    /// against playouts), so a move whose line was searched before costs
+    /// only the rest; `puct` only.
+    pub count_reused_visits: bool,
     /// Moves-left utility in self-play and evaluation searches (0: off; at
     /// most 1, useful around 0.05): a clearly winning side prefers lines
     /// that end sooner, a losing one lines that last longer (see
@@ -455,6 +460,7 @@ impl Default for SearchSection {
             temperature: m.temperature,
             temperature_plies: m.temperature_plies,
             leaves_per_tree: m.batch_size,
+            count_reused_visits: m.count_reused_visits,
             moves_left_utility: m.moves_left_utility,
             material_utility: m.material_utility,
         }
@@ -514,6 +520,13 @@ impl SearchSection {
             s.material_utility,
             closed_open(0.0, 1.0),
         )?;
+        if s.count_reused_visits && s.algorithm == "gumbel" {
+            return Err(bad(
+                "search.count_reused_visits",
+                s.count_reused_visits,
+                "applies to the puct root only: gumbel's sequential halving spends its whole budget",
+            ));
+        }
         if s.moves_left_utility > 0.0 && !heads.has(AuxTarget::MovesLeft) {
             return Err(bad(
                 "search.moves_left_utility",
@@ -1439,6 +1452,7 @@ mod tests {
         ("search.temperature", "-1.0"),
         ("search.temperature", "inf"),
         ("search.leaves_per_tree", "0"),
+        ("search.count_reused_visits", "true\nalgorithm = \"gumbel\""),
         ("search.moves_left_utility", "-0.1"),
         ("search.moves_left_utility", "2.0"),
         ("search.moves_left_utility", "nan"),

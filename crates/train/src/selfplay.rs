@@ -119,6 +119,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         temperature_plies: s.temperature_plies,
         final_temperature: 0.0,
         reuse_tree: true,
+        count_reused_visits: s.count_reused_visits,
         moves_left_utility: s.moves_left_utility,
         material_utility: s.material_utility,
         ..MctsConfig::default()
