@@ -366,11 +366,6 @@ impl SelfPlaySection {
     pub fn has_opponent(&self) -> bool {
         self.opponent_fraction > 0.0
     }
-
-    /// Whether `opponent` is the network itself ([`SELF_OPPONENT`]).
-    pub fn opponent_is_self(&self) -> bool {
-        self.opponent.trim() == SELF_OPPONENT
-    }
 }
 
 impl BootstrapSection {
@@ -582,35 +577,20 @@ pub struct SelfPlaySection {
     /// relative path is from where `halatafl train` starts. Empty: none.
     pub start_games: Vec<String>,
     /// A fixed opponent for a share of the games (a non-network agent spec,
-    /// e.g. `alphabeta:depth=7`, or `self`; empty: none): it plays
-    /// `opponent_side` and the network the other side, and only the
-    /// network's moves become samples, with the result against this
-    /// opponent as their value target. Self-play alone teaches the losing
-    /// side nothing about where an imperfect opponent goes wrong: against
-    /// the network's own geese every fox position is lost. This is
-    /// AlphaStar's exploiter idea (Vinyals et al., Nature 2019) at its
-    /// smallest; a depth-limited alpha-beta keeps the run reproducible.
-    /// `self` is the network itself with its fast search
-    /// (`search.fast_simulations`), made fallible by
-    /// `opponent_random_moves`.
+    /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
+    /// the network the other side, and only the network's moves become
+    /// samples, with the result against this opponent as their value
+    /// target. Self-play alone teaches the losing side nothing about where
+    /// an imperfect opponent goes wrong: against the network's own geese
+    /// every fox position is lost. This is AlphaStar's exploiter idea
+    /// (Vinyals et al., Nature 2019) at its smallest; a depth-limited
+    /// alpha-beta keeps the run reproducible.
     pub opponent: String,
     /// Share of each generation's games played against `opponent`.
     pub opponent_fraction: f64,
     /// The side `opponent` plays: `geese`, `foxes`, or `either` (drawn per game).
     pub opponent_side: String,
-    /// Chance that a move of `opponent` is a legal move drawn uniformly at
-    /// random instead of its own choice (0: never). With `opponent =
-    /// "self"` the other side meets the network's own play with blunders
-    /// in it: where both sides play well every game of classic Fox and
-    /// Geese is a fox win, so the geese never see the won positions a
-    /// fox's mistake leaves them, which a random fox reaches only far from
-    /// good play. Exploration by random moves (epsilon-greedy), on the
-    /// opponent's side only, so no sample is of a move it chose at random.
-    pub opponent_random_moves: f64,
 }
-
-/// `selfplay.opponent` meaning the network itself (see [`SelfPlaySection::opponent`]).
-pub const SELF_OPPONENT: &str = "self";
 
 impl Default for SelfPlaySection {
     fn default() -> Self {
@@ -628,7 +608,6 @@ impl Default for SelfPlaySection {
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
-            opponent_random_moves: 0.0,
         }
     }
 }
@@ -686,25 +665,13 @@ impl SelfPlaySection {
                 "games begin at their positions only with selfplay.start_position_fraction > 0",
             ));
         }
-        real(
-            "selfplay.opponent_random_moves",
-            p.opponent_random_moves,
-            closed(0.0, 1.0),
-        )?;
         p.opponent_side()?;
-        if p.has_opponent() && !p.opponent_is_self() {
+        if p.has_opponent() {
             non_network_agent(
                 "selfplay.opponent",
                 &p.opponent,
-                "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7, or self",
+                "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
             )?;
-        }
-        if p.opponent_random_moves > 0.0 && !p.has_opponent() {
-            return Err(bad(
-                "selfplay.opponent_random_moves",
-                p.opponent_random_moves.to_string(),
-                "random moves are the opponent's: needs selfplay.opponent_fraction > 0",
-            ));
         }
         Ok(())
     }
@@ -1491,12 +1458,6 @@ mod tests {
         ),
         ("selfplay.opponent", "\"best\"\nopponent_fraction = 0.5"),
         ("selfplay.opponent_side", "\"pigs\""),
-        ("selfplay.opponent_random_moves", "1.5"),
-        ("selfplay.opponent_random_moves", "0.2"),
-        (
-            "selfplay.opponent_random_moves",
-            "-0.1\nopponent = \"self\"\nopponent_fraction = 0.5",
-        ),
         (
             "network.init",
             "\"models/best.safetensors\"\n[bootstrap]\ngames = 10",

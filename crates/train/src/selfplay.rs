@@ -20,11 +20,7 @@
 //! fixed agent (an exploiter's games, in AlphaStar's terms): the agent's moves
 //! are played straight into the game (and the network's search tree follows
 //! them), and only the network's positions become samples, their value target
-//! the result against that agent. The opponent `self` is the network's own
-//! fast search on that side, unrecorded; `selfplay.opponent_random_moves`
-//! replaces a share of the opponent's moves by uniformly random legal moves
-//! (epsilon-greedy exploration on one side: Sutton and Barto 2018, 2.2),
-//! so the network meets its own play with blunders in it.
+//! the result against that agent.
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
@@ -38,7 +34,7 @@ pub type BaseFactory =
 use halatafl_agent::{Agent, Budget};
 use halatafl_mcts::{Evaluator, Lockstep, MctsConfig, RootMode, Search, Wdl};
 use halatafl_nn::{AuxTarget, GameEnd, Sample};
-use halatafl_rules::{Game, Move, Outcome, Position, Side, Variant};
+use halatafl_rules::{Game, Outcome, Position, Side, Variant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -157,15 +153,6 @@ struct Slot {
     drawn: bool,
     /// The side the fixed opponent plays in this game, if it is one against it.
     opponent: Option<Side>,
-}
-
-impl Slot {
-    /// Whether `side`'s move is the opponent's: with the opponent `self`,
-    /// the network plays it, searching fast, recording nothing, never
-    /// resigning (as an opponent agent does not).
-    fn is_opponent(&self, side: Side) -> bool {
-        self.opponent == Some(side)
-    }
 }
 
 /// The win/draw/loss target of a finished game for `side`.
@@ -311,12 +298,12 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 Game::start_of(job.variant)
             };
             // Drawn only when asked for, as above.
-            let opponent_side =
-                if cfg.selfplay.has_opponent() && rng.random_bool(cfg.selfplay.opponent_fraction) {
+            let opponent_side = match &opponent {
+                Some(_) if rng.random_bool(cfg.selfplay.opponent_fraction) => {
                     Some(opponent_sides.draw(|| rng.random_bool(0.5)))
-                } else {
-                    None
-                };
+                }
+                _ => None,
+            };
             let mut search = Search::new(game, base.clone(), game_seed);
             let mut slot = Slot {
                 index,
@@ -330,9 +317,13 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 opponent: opponent_side,
             };
             // The opponent may have the first move.
-            if let Some((winner, reason)) =
-                opponent_reply(&mut search, &mut slot, &mut opponent, cfg, job.generation)?
-            {
+            if let Some((winner, reason)) = opponent_reply(
+                &mut search,
+                slot.opponent,
+                &mut opponent,
+                cfg,
+                job.generation,
+            )? {
                 finish(job, slot, &search, winner, reason, &mut shard, totals)?;
                 continue;
             }
@@ -371,9 +362,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                     .push((sample, [v.win, v.draw, v.loss], side, game.ply() as u32));
             }
             let mut ended: Option<(Option<Side>, String)> = None;
-            let as_opponent = slot.is_opponent(side);
-            if !as_opponent
-                && cfg.selfplay.resign_threshold > 0.0
+            if cfg.selfplay.resign_threshold > 0.0
                 && result.value.q() < -cfg.selfplay.resign_threshold
             {
                 slot.low[side_index(side)] += 1;
@@ -388,22 +377,15 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
                 slot.low[side_index(side)] = 0;
             }
             if ended.is_none() {
-                let random = if as_opponent {
-                    random_move(&mut slot.rng, search.game(), cfg)
-                } else {
-                    None
-                };
-                let mv =
-                    random
-                        .or_else(|| search.choose_move())
-                        .ok_or_else(|| TrainError::Stage {
-                            generation: job.generation,
-                            why: "self-play: the search found no move in a running game".into(),
-                        })?;
+                let mv = search.choose_move().ok_or_else(|| TrainError::Stage {
+                    generation: job.generation,
+                    why: "self-play: the search found no move in a running game".into(),
+                })?;
                 search.play(mv);
                 ended = game_end(search.game(), cfg);
                 if ended.is_none() {
-                    ended = opponent_reply(search, slot, &mut opponent, cfg, job.generation)?;
+                    ended =
+                        opponent_reply(search, slot.opponent, &mut opponent, cfg, job.generation)?;
                 }
             }
             match ended {
@@ -486,7 +468,7 @@ fn opponent_agent<E: Evaluator<Game> + ?Sized>(
     worker: usize,
 ) -> Result<Option<Box<dyn Agent>>, TrainError> {
     let cfg = &job.config.selfplay;
-    if !cfg.has_opponent() || cfg.opponent_is_self() {
+    if !cfg.has_opponent() {
         return Ok(None);
     }
     let failed = |why: String| TrainError::Stage {
@@ -503,26 +485,22 @@ fn opponent_agent<E: Evaluator<Game> + ?Sized>(
 }
 
 /// Plays the fixed opponent's move if the game is its to move; returns how
-/// the game ended, if that move ended it. The opponent `self` has no agent:
-/// the network's search plays its moves.
+/// the game ended, if that move ended it.
 fn opponent_reply(
     search: &mut Search<Game>,
-    slot: &mut Slot,
+    opponent_side: Option<Side>,
     agent: &mut Option<Box<dyn Agent>>,
     cfg: &RunConfig,
     generation: u32,
 ) -> Result<Option<(Option<Side>, String)>, TrainError> {
-    let (Some(side), Some(agent)) = (slot.opponent, agent.as_mut()) else {
+    let (Some(side), Some(agent)) = (opponent_side, agent.as_mut()) else {
         return Ok(None);
     };
     // Callers pass running games only.
     if search.game().position().side() != side {
         return Ok(None);
     }
-    let mv = match random_move(&mut slot.rng, search.game(), cfg) {
-        Some(mv) => mv,
-        None => agent.choose(search.game(), &Budget::default()).mv,
-    };
+    let mv = agent.choose(search.game(), &Budget::default()).mv;
     if !search.game().position().legal_moves().contains(&mv) {
         return Err(TrainError::Stage {
             generation,
@@ -537,25 +515,10 @@ fn opponent_reply(
     Ok(game_end(search.game(), cfg))
 }
 
-/// With probability `selfplay.opponent_random_moves`, a legal move of
-/// `game` drawn uniformly at random, for the opponent to play instead of its
-/// own choice; `None` otherwise (nothing is drawn when the option is off, so
-/// runs without it replay exactly).
-fn random_move(rng: &mut ChaCha8Rng, game: &Game, cfg: &RunConfig) -> Option<Move> {
-    let p = cfg.selfplay.opponent_random_moves;
-    if p <= 0.0 || !rng.random_bool(p) {
-        return None;
-    }
-    let moves = game.position().legal_moves();
-    (!moves.is_empty()).then(|| moves[rng.random_range(0..moves.len())])
-}
-
 /// Starts the network's search for its next move: a full search (whose
 /// position becomes a sample) with probability `search.full_search_probability`.
-/// The network playing the opponent (`self`) searches fast and records nothing.
 fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game>) {
-    let as_opponent = slot.is_opponent(search.game().position().side());
-    slot.full = !as_opponent && slot.rng.random_bool(cfg.search.full_search_probability);
+    slot.full = slot.rng.random_bool(cfg.search.full_search_probability);
     search.set_noise(slot.full);
     search.start_move(if slot.full {
         cfg.search.simulations
@@ -768,60 +731,6 @@ mod tests {
         plain.selfplay.max_plies = 40;
         let (_, without, _) = play_recording(&plain, &[], 6);
         assert_eq!(with_factory, without);
-    }
-
-    #[test]
-    fn the_network_as_its_own_opponent_plays_fast_and_records_nothing() {
-        for (side, network) in [("foxes", Side::Geese), ("geese", Side::Foxes)] {
-            let mut config = against_random(side, 1.0);
-            config.selfplay.max_plies = 60;
-            config.selfplay.opponent = "self".into();
-            config.validate().unwrap();
-            // No agent factory: `self` needs none.
-            let (stats, samples, finished) = play_against(&config, &[], 4, None).unwrap();
-            assert_eq!((stats.opponent_games, stats.games), (4, 4));
-            for (g, game) in by_game(&samples, &finished) {
-                assert_eq!(g.opponent, Some(network.other()));
-                let network_moves = match network {
-                    Side::Foxes => g.plies.div_ceil(2),
-                    Side::Geese => g.plies / 2,
-                };
-                assert_eq!(g.samples, network_moves, "game {}", g.index);
-                assert!(game.iter().all(|s| s.sample.position.side() == network));
-            }
-        }
-    }
-
-    #[test]
-    fn the_opponents_random_moves_replace_its_own_choice() {
-        // An agent that only answers illegal moves is never asked when every
-        // one of its moves is random, and is asked when none is.
-        let stubborn = |_: &str, _: u64| -> Result<Box<dyn Agent>, halatafl_agent::SpecError> {
-            Ok(Box::new(Stubborn))
-        };
-        let mut config = against_random("geese", 1.0);
-        config.selfplay.max_plies = 40;
-        config.selfplay.opponent_random_moves = 1.0;
-        let (stats, _, finished) = play_against(&config, &[], 3, Some(&stubborn)).unwrap();
-        assert_eq!(stats.opponent_games, 3);
-        assert!(finished.iter().all(|g| g.plies > 1));
-        config.selfplay.opponent_random_moves = 0.0;
-        assert!(play_against(&config, &[], 3, Some(&stubborn)).is_err());
-
-        // `self` with random moves: other games than its own choices give,
-        // the same ones again from the same seed.
-        let mut config = against_random("foxes", 1.0);
-        config.selfplay.max_plies = 40;
-        config.selfplay.opponent = "self".into();
-        let moves = |config: &RunConfig| -> Vec<String> {
-            let (_, _, finished) = play_against(config, &[], 4, None).unwrap();
-            finished.into_iter().map(|g| g.moves).collect()
-        };
-        let own = moves(&config);
-        config.selfplay.opponent_random_moves = 1.0;
-        let random = moves(&config);
-        assert_ne!(own, random);
-        assert_eq!(random, moves(&config));
     }
 
     /// Answers every position with the start's first move, which is the foxes'.
