@@ -590,6 +590,13 @@ pub struct SelfPlaySection {
     pub opponent_fraction: f64,
     /// The side `opponent` plays: `geese`, `foxes`, or `either` (drawn per game).
     pub opponent_side: String,
+    /// Removed: a share of the opponent's moves drawn at random (with the
+    /// opponent `self`) was no lead in classic at 0.2 or 0.5
+    /// (experiments/README.md, "Classic: counting reused visits, and the
+    /// own fox at one move in two random"). Read only so that runs whose
+    /// `config.toml` has it at 0 still resume; any other value is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opponent_random_moves: Option<f64>,
 }
 
 impl Default for SelfPlaySection {
@@ -608,6 +615,7 @@ impl Default for SelfPlaySection {
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
+            opponent_random_moves: None,
         }
     }
 }
@@ -658,6 +666,13 @@ impl SelfPlaySection {
             p.opponent_fraction,
             closed(0.0, 1.0),
         )?;
+        if let Some(share) = p.opponent_random_moves.filter(|&x| x != 0.0) {
+            return Err(bad(
+                "selfplay.opponent_random_moves",
+                share,
+                "this key was removed (its experiment found no gain); only 0 is read, so that older runs resume",
+            ));
+        }
         if !p.start_games.is_empty() && p.start_position_fraction <= 0.0 {
             return Err(bad(
                 "selfplay.start_games",
@@ -1434,6 +1449,7 @@ mod tests {
         ("selfplay.resign_consecutive", "0"),
         ("selfplay.resign_playout_fraction", "2.0"),
         ("selfplay.samples_per_shard", "0"),
+        ("selfplay.opponent_random_moves", "0.2"),
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
         ("selfplay.start_position_fraction", "1.5"),
@@ -1553,6 +1569,23 @@ mod tests {
             err.contains("optimizer") && err.contains("rmsprop"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_removed_key_at_zero_still_reads() {
+        let text = "[selfplay]\nopponent_random_moves = 0.0\n";
+        let config = RunConfig::from_toml(text, Path::new("old.toml")).unwrap();
+        assert_eq!(config.selfplay.opponent_random_moves, Some(0.0));
+        assert_eq!(
+            config.selfplay,
+            SelfPlaySection {
+                opponent_random_moves: Some(0.0),
+                ..SelfPlaySection::default()
+            }
+        );
+        assert!(!RunConfig::default()
+            .to_toml()
+            .contains("opponent_random_moves"));
     }
 
     #[test]
