@@ -124,7 +124,10 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
 
 /// The search of the trained agent in evaluation games: the run's search
 /// (root algorithm, c_puct, fpu, Gumbel m) with `eval.simulations` and
-/// `eval.leaves_per_tree`, without the self-play noise and temperature.
+/// `eval.leaves_per_tree`, without the self-play noise and temperature, and
+/// with `eval.simulations` new simulations a move: `count_reused_visits` is
+/// a self-play budget, and the agent spec the evaluation is played from has
+/// no key for it.
 pub fn eval_search_config(config: &RunConfig) -> MctsConfig {
     let play = MctsConfig::default();
     MctsConfig {
@@ -133,6 +136,7 @@ pub fn eval_search_config(config: &RunConfig) -> MctsConfig {
         noise: play.noise,
         temperature: play.temperature,
         temperature_plies: play.temperature_plies,
+        count_reused_visits: play.count_reused_visits,
         // The utility is a network agent's own option (`moves_left=`).
         moves_left_utility: play.moves_left_utility,
         ..search_config(config)
