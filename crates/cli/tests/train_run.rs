@@ -288,6 +288,11 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
         log.contains("generation 1 vs random:\n") && log.contains("ptnml"),
         "{log}"
     );
+    // ci.toml's two workers and two libtorch threads on a CPU: a server each.
+    assert!(
+        log.contains("self-play: 2 inference servers of 1 libtorch thread each"),
+        "{log}"
+    );
     let recorded = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(recorded.contains("generations = 1\n"), "{recorded}");
     assert!(run.join("checkpoints/gen_0000.safetensors").exists());
@@ -309,7 +314,10 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     let text = text
         .replace(
             "cache_entries = 262144",
-            &format!("init = {:?}\ncache_entries = 262144", trained.display().to_string()),
+            &format!(
+                "init = {:?}\ninference_servers = 1\ncache_entries = 262144",
+                trained.display().to_string()
+            ),
         )
         .replace(
             "samples_per_shard = 4096",
@@ -326,6 +334,7 @@ fn a_run_without_an_expert_starts_from_a_random_network() {
     );
     let log = std::fs::read_to_string(second.join("log.txt")).unwrap();
     assert!(log.contains("gen_0001.safetensors (network.init)"), "{log}");
+    assert!(!log.contains("inference servers"), "{log}");
     assert!(
         log.contains("8 against selfplay.opponent (the network won or drew "),
         "{log}"

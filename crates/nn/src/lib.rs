@@ -32,7 +32,7 @@ pub use agent::{
 };
 pub use config::NetConfig;
 pub use inference::{InferenceNet, Precision, PrecisionChoice, PrecisionTrial, PreparedNet};
-pub use inference_server::{EvaluatorConfig, NetEvaluator};
+pub use inference_server::{EvaluatorConfig, EvaluatorStats, NetEvaluator};
 pub use sample::{Batch, Sample};
 pub use targets::{AuxHeads, AuxTarget, AuxWeights, GameEnd, PerTarget};
 pub use trainer::{Losses, LrSchedule, NonFiniteLoss, OptimizerKind, TrainConfig, Trainer};

@@ -117,6 +117,13 @@ pub struct NetworkSection {
     pub max_batch: usize,
     /// Evaluation cache entries per inference server.
     pub cache_entries: usize,
+    /// Inference threads self-play's workers share, each owning a copy of
+    /// the network, its own cache and `run.torch_threads / servers`
+    /// libtorch threads: `"auto"` (on a CPU one per worker up to
+    /// `run.torch_threads`, so that each core runs its own small network
+    /// calls without libtorch's thread barrier; on a GPU one, whose calls
+    /// are the fuller) or a count. Worker `w` uses server `w mod servers`.
+    pub inference_servers: ServerCount,
     /// Give the network a moves-left head (predicting the plies to the end
     /// of the game; needs `train.moves_left_weight` > 0 to train it). A run
     /// resumed with this on from a checkpoint without the head adds a
@@ -145,6 +152,7 @@ impl Default for NetworkSection {
             precision: "f32".into(),
             max_batch: 256,
             cache_entries: 1 << 18,
+            inference_servers: ServerCount::Auto,
             moves_left_head: false,
             geese_taken_head: false,
             init: String::new(),
@@ -185,6 +193,9 @@ impl NetworkSection {
             n.cache_entries,
             0..=MAX_CACHE_ENTRIES,
         )?;
+        if let ServerCount::Count(servers) = n.inference_servers {
+            count("network.inference_servers", servers, 1..=MAX_THREADS)?;
+        }
         // A head that is never trained would steer the search with noise.
         // A NaN weight is not positive either, so it is refused here too.
         for k in &AUX_KEYS {
@@ -201,6 +212,82 @@ impl NetworkSection {
             }
         }
         Ok(())
+    }
+}
+
+/// `[network] inference_servers`: `"auto"` or a count (range-checked by
+/// [`NetworkSection::check`]). Written back as it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerCount {
+    /// One per self-play worker up to `run.torch_threads` on a CPU, one on
+    /// a GPU.
+    Auto,
+    /// This many (fewer when there are fewer workers).
+    Count(usize),
+}
+
+impl ServerCount {
+    /// How self-play's `workers` workers are served: the number of
+    /// inference servers and each one's libtorch threads, out of
+    /// `torch_threads`, on a GPU when `gpu`.
+    pub fn plan(self, workers: usize, torch_threads: usize, gpu: bool) -> (usize, usize) {
+        let workers = workers.max(1);
+        let torch_threads = torch_threads.max(1);
+        let servers = match self {
+            ServerCount::Auto if gpu => 1,
+            ServerCount::Auto => workers.min(torch_threads),
+            ServerCount::Count(n) => n.clamp(1, workers),
+        };
+        (servers, (torch_threads / servers).max(1))
+    }
+}
+
+impl std::fmt::Display for ServerCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServerCount::Auto => f.write_str("\"auto\""),
+            ServerCount::Count(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for ServerCount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ServerCount::Auto => s.serialize_str("auto"),
+            ServerCount::Count(n) => s.serialize_u64(*n as u64),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerCount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ServerCount, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ServerCount;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"auto\" or a positive integer")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ServerCount, E> {
+                match v {
+                    "auto" => Ok(ServerCount::Auto),
+                    other => Err(E::custom(format!(
+                        "inference_servers = {other:?}: expected \"auto\" or a positive integer"
+                    ))),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ServerCount, E> {
+                usize::try_from(v).map(ServerCount::Count).map_err(|_| {
+                    E::custom(format!(
+                        "inference_servers = {v}: expected \"auto\" or a positive integer"
+                    ))
+                })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ServerCount, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+        }
+        d.deserialize_any(Visitor)
     }
 }
 
@@ -1514,6 +1601,8 @@ mod tests {
         ("eval.simulations", "0"),
         ("eval.opening_plies", "100000"),
         ("eval.leaves_per_tree", "0"),
+        ("network.inference_servers", "0"),
+        ("network.inference_servers", "100000"),
         ("async.train_ratio", "0.0"),
         ("async.train_ratio", "nan"),
         ("async.shard_games", "0"),
@@ -1569,6 +1658,44 @@ mod tests {
             err.contains("optimizer") && err.contains("rmsprop"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn inference_servers_read_auto_or_a_count_and_plan_the_threads() {
+        let read = |v: &str| {
+            RunConfig::from_toml(
+                &format!("[network]\ninference_servers = {v}\n"),
+                Path::new("s.toml"),
+            )
+            .map(|c| c.network.inference_servers)
+        };
+        assert_eq!(read("\"auto\"").unwrap(), ServerCount::Auto);
+        assert_eq!(read("3").unwrap(), ServerCount::Count(3));
+        for bad in ["\"many\"", "-1", "1.5"] {
+            let err = read(bad).unwrap_err();
+            assert!(
+                err.contains("inference_servers") && err.contains("s.toml"),
+                "{bad}: {err}"
+            );
+        }
+        // Written back as given.
+        let mut c = RunConfig::default();
+        assert!(c.to_toml().contains("inference_servers = \"auto\""));
+        c.network.inference_servers = ServerCount::Count(2);
+        assert_eq!(
+            RunConfig::from_toml(&c.to_toml(), Path::new("y")).unwrap(),
+            c
+        );
+        // (servers, libtorch threads each) for (workers, torch threads, gpu).
+        let auto = ServerCount::Auto;
+        assert_eq!(auto.plan(2, 2, false), (2, 1));
+        assert_eq!(auto.plan(1, 2, false), (1, 2));
+        assert_eq!(auto.plan(4, 2, false), (2, 1));
+        assert_eq!(auto.plan(2, 8, false), (2, 4));
+        assert_eq!(auto.plan(2, 3, false), (2, 1));
+        assert_eq!(auto.plan(4, 4, true), (1, 4));
+        assert_eq!(ServerCount::Count(1).plan(2, 2, false), (1, 2));
+        assert_eq!(ServerCount::Count(4).plan(2, 2, true), (2, 1));
     }
 
     #[test]

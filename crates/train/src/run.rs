@@ -101,6 +101,9 @@ pub struct Run {
     /// or what its `auto` trial chose the first time a network was loaded,
     /// kept so that every later generation of the process runs the same.
     pub(crate) settled_precision: std::sync::OnceLock<halatafl_nn::Precision>,
+    /// Set once the process has logged how self-play's inference servers
+    /// are laid out.
+    pub(crate) servers_logged: std::sync::OnceLock<()>,
 }
 
 /// The git revision this binary was built from, `-dirty` if it had
@@ -176,6 +179,7 @@ impl Run {
             dir: dir.to_path_buf(),
             config,
             settled_precision: Default::default(),
+            servers_logged: Default::default(),
         };
         write_atomically(&dir.join("config.toml"), run.config.to_toml().as_bytes())
             .map_err(at(dir))?;
@@ -204,6 +208,7 @@ impl Run {
             dir: dir.to_path_buf(),
             config,
             settled_precision: Default::default(),
+            servers_logged: Default::default(),
         };
         run.clean_stale_temps()?;
         Ok(run)

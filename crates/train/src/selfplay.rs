@@ -199,8 +199,10 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     /// The variant whose start a game begins at when it does not begin at
     /// one of `starts`.
     pub variant: Variant,
-    /// The network evaluator every worker's searches share.
-    pub evaluator: &'a E,
+    /// The network evaluators: worker `w`'s searches use
+    /// `evaluators[w % len]` (one inference server per worker, or one that
+    /// all share; see `network.inference_servers`). Not empty.
+    pub evaluators: &'a [&'a E],
     /// The generation being played (named in errors).
     pub generation: u32,
     /// The stage's seed: every game's and opponent's seed derives from it.
@@ -269,6 +271,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
     totals: &Mutex<SelfPlayStats>,
 ) -> Result<(), TrainError> {
     let cfg = job.config;
+    let evaluator = job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
     let opponent_sides = cfg.selfplay.opponent_side()?;
@@ -341,7 +344,7 @@ fn worker_loop<E: Evaluator<Game> + ?Sized>(
         // One round of leaves from every unfinished search; searches whose
         // move is done play it and start the next at once, so the network
         // batch stays full instead of draining while slow searches finish.
-        lockstep.step(&mut searches, job.evaluator);
+        lockstep.step(&mut searches, evaluator);
         let mut i = 0;
         while i < slots.len() {
             if !searches[i].is_finished() {
@@ -622,7 +625,7 @@ mod tests {
             config,
             threads: 1,
             variant: Variant::two_foxes(),
-            evaluator: &UniformEvaluator,
+            evaluators: &[&UniformEvaluator],
             generation: 1,
             seed: 7,
             games,
@@ -915,5 +918,72 @@ mod tests {
         let far = discounted_wdl_for(Some(Side::Geese), Side::Foxes, 100, 60.0);
         assert!(far[2] < near[2] && far[1] > near[1]);
         assert!(close([far.iter().sum(), 0.0, 0.0], [1.0, 0.0, 0.0]));
+    }
+
+    /// A uniform evaluator that records the threads that called it.
+    #[derive(Default)]
+    struct CountingEvaluator {
+        callers: Mutex<std::collections::HashSet<std::thread::ThreadId>>,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Evaluator<Game> for CountingEvaluator {
+        fn evaluate(
+            &self,
+            batch: &halatafl_mcts::LeafBatch<Game>,
+            out: &mut halatafl_mcts::Evaluations,
+        ) {
+            self.callers
+                .lock()
+                .unwrap()
+                .insert(std::thread::current().id());
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            // As slow as a network call, so that no worker plays every game
+            // before the others have started.
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            UniformEvaluator.evaluate(batch, out);
+        }
+    }
+
+    #[test]
+    fn each_worker_calls_its_own_evaluator() {
+        let config = short_games();
+        let servers = [CountingEvaluator::default(), CountingEvaluator::default()];
+        let write = |_: ShardPiece| -> Result<(), TrainError> { Ok(()) };
+        let job = SelfPlayJob {
+            config: &config,
+            threads: 2,
+            variant: Variant::two_foxes(),
+            evaluators: &[&servers[0], &servers[1]],
+            generation: 1,
+            seed: 7,
+            games: 16,
+            starts: &[],
+            write_shard: &write,
+            on_game: &|_: &FinishedGame| {},
+            agents: None,
+        };
+        let stats = run_generation(&job).unwrap();
+        assert_eq!(stats.games, 16);
+        for server in &servers {
+            // Both workers took games (4 at a time, 16 in all), and each
+            // spoke to one evaluator only.
+            assert!(server.calls.load(Ordering::SeqCst) > 0);
+            assert_eq!(server.callers.lock().unwrap().len(), 1);
+        }
+        let a = servers[0].callers.lock().unwrap();
+        let b = servers[1].callers.lock().unwrap();
+        assert!(a.is_disjoint(&b));
+        // Three workers on two evaluators: the third shares the first's.
+        let shared = [CountingEvaluator::default(), CountingEvaluator::default()];
+        let job = SelfPlayJob {
+            threads: 3,
+            games: 24,
+            evaluators: &[&shared[0], &shared[1]],
+            ..job
+        };
+        assert_eq!(run_generation(&job).unwrap().games, 24);
+        assert_eq!(shared[1].callers.lock().unwrap().len(), 1);
+        assert!(shared[0].callers.lock().unwrap().len() <= 2);
     }
 }

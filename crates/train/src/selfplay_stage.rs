@@ -25,7 +25,7 @@ use halatafl_arena::{play_games, GameRow, MatchConfig};
 use halatafl_dataio::run_rows::{append_rows, SelfPlayRow};
 use halatafl_dataio::SelfPlayGameRow;
 use halatafl_nn::checkpoint;
-use halatafl_nn::NetEvaluator;
+use halatafl_nn::{EvaluatorConfig, EvaluatorStats, NetEvaluator};
 use halatafl_rules::{Position, Side};
 use std::path::Path;
 use std::sync::Mutex;
@@ -170,11 +170,30 @@ impl Run {
         }
     }
 
-    /// An inference server for checkpoint `generation`, as self-play uses it.
-    pub(crate) fn selfplay_evaluator(&self, generation: u32) -> Result<NetEvaluator, TrainError> {
+    /// The inference servers for checkpoint `generation`, as self-play's
+    /// `workers` workers use them (`network.inference_servers`): each owns
+    /// a copy of the network, its cache and its share of
+    /// `run.torch_threads`. They start one after another, so that a later
+    /// one runs in the precision the first one's `auto` trial chose and no
+    /// server sets its thread count while another is running.
+    pub(crate) fn selfplay_evaluators(
+        &self,
+        generation: u32,
+        workers: usize,
+    ) -> Result<Vec<NetEvaluator>, TrainError> {
         let cfg = &self.config;
         let device = halatafl_nn::parse_device(&cfg.run.device)?;
-        let precision = self.precision()?;
+        let (servers, threads) =
+            cfg.network
+                .inference_servers
+                .plan(workers, cfg.run.torch_threads, device.is_cuda());
+        if self.servers_logged.set(()).is_ok() && servers > 1 {
+            self.log(&format!(
+                "self-play: {servers} inference servers of {threads} libtorch thread{} each (network.inference_servers = {})",
+                if threads == 1 { "" } else { "s" },
+                cfg.network.inference_servers
+            ));
+        }
         let (trainer, _) = checkpoint::load(
             &self.checkpoint(generation),
             Some(cfg.net_config()?),
@@ -183,14 +202,23 @@ impl Run {
         // What one worker's lockstep round sends: `auto` is timed there.
         let batch = (cfg.selfplay.concurrent_games * cfg.search.leaves_per_tree as usize)
             .clamp(1, cfg.network.max_batch);
-        let net = halatafl_nn::PreparedNet::new(&trainer.net, precision, device, batch);
-        drop(trainer);
-        let evaluator = NetEvaluator::start(move || net.settle(), self.evaluator_config());
-        if let Some(trial) = evaluator.trial() {
-            self.log(&format!("network.precision = auto: {trial}"));
+        let mut evaluators = Vec::with_capacity(servers);
+        for _ in 0..servers {
+            let net = halatafl_nn::PreparedNet::new(&trainer.net, self.precision()?, device, batch);
+            let evaluator = NetEvaluator::start(
+                move || net.settle(),
+                EvaluatorConfig {
+                    threads,
+                    ..self.evaluator_config()
+                },
+            );
+            if let Some(trial) = evaluator.trial() {
+                self.log(&format!("network.precision = auto: {trial}"));
+            }
+            let _ = self.settled_precision.set(evaluator.precision());
+            evaluators.push(evaluator);
         }
-        let _ = self.settled_precision.set(evaluator.precision());
-        Ok(evaluator)
+        Ok(evaluators)
     }
 
     /// Generation `generation`'s self-play in turn (`halatafl train`): the
@@ -203,7 +231,11 @@ impl Run {
         base_factory: &BaseFactory,
     ) -> Result<SelfPlayStats, TrainError> {
         let cfg = &self.config;
-        let evaluator = self.selfplay_evaluator(generation - 1)?;
+        let threads = self.worker_threads(
+            cfg.selfplay.games,
+            &format!("generation {generation} self-play"),
+        );
+        let evaluators = self.selfplay_evaluators(generation - 1, threads)?;
         let shard_dir = self.shard_dir(generation);
         std::fs::create_dir_all(&shard_dir).map_err(at(&shard_dir))?;
         let write = |piece: ShardPiece| -> Result<(), TrainError> {
@@ -231,12 +263,9 @@ impl Run {
         let job = SelfPlayJob {
             config: cfg,
             starts: &starts,
-            threads: self.worker_threads(
-                cfg.selfplay.games,
-                &format!("generation {generation} self-play"),
-            ),
+            threads,
             variant: cfg.variant()?,
-            evaluator: &evaluator,
+            evaluators: &evaluators.iter().collect::<Vec<_>>(),
             generation,
             seed: self.stage_seed(generation, Stage::SelfPlay),
             games: cfg.selfplay.games,
@@ -248,7 +277,7 @@ impl Run {
         pb.finish_and_clear();
         let games = finished.into_inner().expect("games lock");
         self.write_selfplay_games(&shard_dir.join("games.csv"), generation, games)?;
-        let ev = evaluator.stats();
+        let ev = EvaluatorStats::sum(evaluators.iter().map(NetEvaluator::stats));
         let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
         self.log(&(format!(
@@ -373,7 +402,7 @@ impl Run {
         let last = cfg.run.generations;
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
-        let mut loaded: Option<(u32, NetEvaluator, Vec<Position>)> = None;
+        let mut loaded: Option<(u32, Vec<NetEvaluator>, Vec<Position>)> = None;
         let mut counts = SampleCounts::default();
         let mut waiting = false;
         loop {
@@ -409,16 +438,18 @@ impl Run {
             }
             waiting = false;
             if loaded.as_ref().map(|(g, _, _)| *g) != Some(newest) {
+                // The old servers stop before the new ones start.
+                drop(loaded.take());
                 loaded = Some((
                     newest,
-                    self.selfplay_evaluator(newest)?,
+                    self.selfplay_evaluators(newest, cfg.run.threads)?,
                     self.start_positions(newest + 1)?,
                 ));
                 self.log(&format!(
                     "self-play worker {worker}: playing with checkpoint {newest}"
                 ));
             }
-            let (checkpoint, evaluator, starts) = loaded.as_ref().expect("just loaded");
+            let (checkpoint, evaluators, starts) = loaded.as_ref().expect("just loaded");
             let generation = checkpoint + 1;
             let dir = self.shard_dir(generation);
             std::fs::create_dir_all(&dir).map_err(at(&dir))?;
@@ -437,7 +468,7 @@ impl Run {
                 starts,
                 threads: cfg.run.threads.min(games).max(1),
                 variant,
-                evaluator,
+                evaluators: &evaluators.iter().collect::<Vec<_>>(),
                 generation,
                 seed: halatafl_arena::derive_seed(
                     self.stage_seed(generation, Stage::SelfPlay),
@@ -450,7 +481,7 @@ impl Run {
             };
             let stats = run_generation(&job)?;
             let samples = samples.into_inner().expect("samples lock");
-            let ev = evaluator.stats();
+            let ev = EvaluatorStats::sum(evaluators.iter().map(NetEvaluator::stats));
             let origin = ShardOrigin {
                 worker: worker.to_string(),
                 checkpoint: *checkpoint,
