@@ -17,7 +17,9 @@ an older one (build it from a worktree of the older commit).
         --repeats 3
 
 An arm is NAME=BINARY[:KEY=VALUE[,KEY=VALUE...]], KEY a dotted config key
-(`selfplay.concurrent_games`), VALUE TOML (`96`, `"bf16"`, `true`).
+(`selfplay.concurrent_games`), VALUE TOML (`96`, `"bf16"`, `true`), or
+nothing (`network.inference_servers=`) to leave the key out: an older
+binary refuses keys it does not know.
 """
 
 import argparse
@@ -64,6 +66,9 @@ def parse_arm(text):
         if not sep or "." not in key:
             raise SystemExit(
                 f"selfplay-throughput: arm {name}: {item!r} is not SECTION.KEY=VALUE")
+        if not value:
+            overrides[key] = None
+            continue
         try:
             overrides[key] = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError as e:
@@ -87,7 +92,10 @@ def bench_config(base, args, overrides):
         config.setdefault("selfplay", {})["games"] = args.games
     for key, value in overrides.items():
         section, _, name = key.partition(".")
-        config.setdefault(section, {})[name] = value
+        if value is None:
+            config.get(section, {}).pop(name, None)
+        else:
+            config.setdefault(section, {})[name] = value
     return config
 
 
