@@ -141,8 +141,10 @@ impl Tally {
 }
 
 /// The verdicts grouped: `stage <s>` in game order, `to move: <side>`,
-/// `difficulty <d>` (easy, medium, hard), then `all`, each with its tally;
-/// the order every table and CSV of these groups uses.
+/// `difficulty <d>` (easy, medium, hard), each stage crossed with each
+/// difficulty (`middle, hard`: issue-style targets name such cells, "the
+/// hard middle-game set"), then `all`, each with its tally; the order every
+/// table and CSV of these groups uses.
 pub fn group_tallies(verdicts: &[Verdict]) -> Vec<(String, Tally)> {
     let mut groups: BTreeMap<(u8, usize, String), Tally> = BTreeMap::new();
     let order = |name: &str| {
@@ -165,11 +167,21 @@ pub fn group_tallies(verdicts: &[Verdict]) -> Vec<(String, Tally)> {
             add(2, &v.difficulty);
         }
         all.add(v);
+        if !v.difficulty.is_empty() {
+            groups
+                .entry((
+                    3,
+                    order(&v.stage).saturating_mul(8).saturating_add(order(&v.difficulty)),
+                    format!("{}, {}", v.stage, v.difficulty),
+                ))
+                .or_default()
+                .add(v);
+        }
     }
     let mut rows: Vec<(String, Tally)> = groups
         .into_iter()
         .map(|((kind, _, name), t)| {
-            let label = ["stage", "to move:", "difficulty"][kind as usize];
+            let label = ["stage", "to move:", "difficulty", "stage, difficulty:"][kind as usize];
             (format!("{label} {name}"), t)
         })
         .collect();
@@ -213,16 +225,24 @@ mod tests {
                 "difficulty easy",
                 "difficulty medium",
                 "difficulty hard",
+                "stage, difficulty: beginning, easy",
+                "stage, difficulty: middle, hard",
+                "stage, difficulty: end, medium",
+                "stage, difficulty: end, hard",
                 "all"
             ]
         );
-        let all = groups[8].1;
+        let all = groups[12].1;
         assert_eq!((all.positions, all.errors, all.critical_errors), (4, 2, 2));
         assert_eq!((all.valued, all.value_right), (4, 2));
         let end = groups[2].1;
         assert_eq!((end.positions, end.errors), (2, 2));
         let hard = groups[7].1;
         assert_eq!((hard.positions, hard.errors), (2, 1));
+        let middle_hard = groups[9].1;
+        assert_eq!((middle_hard.positions, middle_hard.errors), (1, 0));
+        let end_hard = groups[11].1;
+        assert_eq!((end_hard.positions, end_hard.errors), (1, 1));
     }
 
     #[test]
