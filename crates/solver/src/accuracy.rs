@@ -171,7 +171,9 @@ pub fn group_tallies(verdicts: &[Verdict]) -> Vec<(String, Tally)> {
             groups
                 .entry((
                     3,
-                    order(&v.stage).saturating_mul(8).saturating_add(order(&v.difficulty)),
+                    order(&v.stage)
+                        .saturating_mul(8)
+                        .saturating_add(order(&v.difficulty)),
                     format!("{}, {}", v.stage, v.difficulty),
                 ))
                 .or_default()
