@@ -85,7 +85,7 @@ fn the_best_spec_takes_network_options_but_not_a_checkpoint() {
 fn bench_net_measures_a_checkpoint_with_and_without_subnormals() {
     let ckpt = common::workspace().join("models/best.safetensors");
     let ckpt = ckpt.to_str().unwrap();
-    let out = common::halatafl(&[
+    let text = common::succeeds(&[
         "bench-net",
         "--ckpt",
         ckpt,
@@ -98,12 +98,6 @@ fn bench_net_measures_a_checkpoint_with_and_without_subnormals() {
         "--bf16",
         "false",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // The shipped network's own shape, not the default preset's.
     assert!(text.contains("inference b4c32"), "{text}");
     assert!(text.contains("training b4c32 subnormals kept"), "{text}");
@@ -123,7 +117,7 @@ fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
     let ckpt = root.join("models/best-classic.safetensors");
     let spec = format!("net:ckpt={},sims=100", ckpt.display());
     let suite = root.join("data/suites/classic13.csv");
-    let out = common::halatafl(&[
+    let text = common::succeeds(&[
         "accuracy",
         &spec,
         "--suite",
@@ -132,12 +126,6 @@ fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
         "2",
         "--json",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let rate = |group: &str| {
         json["groups"]

@@ -131,19 +131,20 @@ pub struct EvaluatorStats {
     pub batches_run: u64,
 }
 
-impl EvaluatorStats {
-    /// The counters of several servers together (self-play's, one per
-    /// worker): rates over the sums, not means of rates.
-    pub fn sum(all: impl IntoIterator<Item = EvaluatorStats>) -> EvaluatorStats {
-        all.into_iter()
-            .fold(EvaluatorStats::default(), |a, b| EvaluatorStats {
-                lookups: a.lookups + b.lookups,
-                hits: a.hits + b.hits,
-                positions_run: a.positions_run + b.positions_run,
-                batches_run: a.batches_run + b.batches_run,
-            })
+/// The counters of several servers together (self-play's, one per
+/// worker), so that rates are over the sums, not means of rates.
+impl std::iter::Sum for EvaluatorStats {
+    fn sum<I: Iterator<Item = EvaluatorStats>>(all: I) -> EvaluatorStats {
+        all.fold(EvaluatorStats::default(), |a, b| EvaluatorStats {
+            lookups: a.lookups + b.lookups,
+            hits: a.hits + b.hits,
+            positions_run: a.positions_run + b.positions_run,
+            batches_run: a.batches_run + b.batches_run,
+        })
     }
+}
 
+impl EvaluatorStats {
     /// Share of lookups answered from the cache; 0 without lookups.
     pub fn hit_rate(&self) -> f64 {
         if self.lookups == 0 {

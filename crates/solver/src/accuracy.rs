@@ -155,30 +155,19 @@ pub fn group_tallies(verdicts: &[Verdict]) -> Vec<(String, Tally)> {
     };
     let mut all = Tally::default();
     for v in verdicts {
-        let mut add = |kind: u8, name: &str| {
-            groups
-                .entry((kind, order(name), name.to_string()))
-                .or_default()
-                .add(v)
+        let mut add = |kind: u8, rank: usize, name: String| {
+            groups.entry((kind, rank, name)).or_default().add(v)
         };
-        add(0, &v.stage);
-        add(1, v.mover);
+        add(0, order(&v.stage), v.stage.clone());
+        add(1, order(v.mover), v.mover.to_string());
         if !v.difficulty.is_empty() {
-            add(2, &v.difficulty);
+            let difficulty = order(&v.difficulty);
+            add(2, difficulty, v.difficulty.clone());
+            // Stage-major: each stage's cells in difficulty order.
+            let cell = order(&v.stage).saturating_mul(8).saturating_add(difficulty);
+            add(3, cell, format!("{}, {}", v.stage, v.difficulty));
         }
         all.add(v);
-        if !v.difficulty.is_empty() {
-            groups
-                .entry((
-                    3,
-                    order(&v.stage)
-                        .saturating_mul(8)
-                        .saturating_add(order(&v.difficulty)),
-                    format!("{}, {}", v.stage, v.difficulty),
-                ))
-                .or_default()
-                .add(v);
-        }
     }
     let mut rows: Vec<(String, Tally)> = groups
         .into_iter()

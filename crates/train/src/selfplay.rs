@@ -191,7 +191,7 @@ fn side_index(s: Side) -> usize {
 }
 
 /// Everything a worker needs, shared by all workers of a generation.
-pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
+pub struct SelfPlayJob<'a, E: Evaluator<Game>> {
     /// The run's config.
     pub config: &'a RunConfig,
     /// Worker threads (the run's `threads`, capped by the caller).
@@ -202,7 +202,7 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game> + ?Sized> {
     /// The network evaluators: worker `w`'s searches use
     /// `evaluators[w % len]` (one inference server per worker, or one that
     /// all share; see `network.inference_servers`). Not empty.
-    pub evaluators: &'a [&'a E],
+    pub evaluators: &'a [E],
     /// The generation being played (named in errors).
     pub generation: u32,
     /// The stage's seed: every game's and opponent's seed derives from it.
@@ -238,7 +238,7 @@ pub struct ShardPiece<'a> {
 
 /// Plays the job's games on `job.threads` workers; hands their samples to
 /// `job.write_shard`.
-pub fn run_generation<E: Evaluator<Game> + ?Sized>(
+pub fn run_generation<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
 ) -> Result<SelfPlayStats, TrainError> {
     let started = Instant::now();
@@ -264,14 +264,14 @@ pub fn run_generation<E: Evaluator<Game> + ?Sized>(
     Ok(stats)
 }
 
-fn worker_loop<E: Evaluator<Game> + ?Sized>(
+fn worker_loop<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     worker: usize,
     next_game: &AtomicUsize,
     totals: &Mutex<SelfPlayStats>,
 ) -> Result<(), TrainError> {
     let cfg = job.config;
-    let evaluator = job.evaluators[worker % job.evaluators.len()];
+    let evaluator = &job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
     let opponent_sides = cfg.selfplay.opponent_side()?;
@@ -470,7 +470,7 @@ fn game_end(game: &Game, cfg: &RunConfig) -> Option<(Option<Side>, String)> {
 }
 
 /// The worker's copy of `selfplay.opponent`, when games are played against it.
-fn opponent_agent<E: Evaluator<Game> + ?Sized>(
+fn opponent_agent<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     worker: usize,
 ) -> Result<Option<Box<dyn Agent>>, TrainError> {
@@ -536,7 +536,7 @@ fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game
 
 /// A finished game: its samples get their targets and go to `shard`, and
 /// its totals and progress are reported.
-fn finish<E: Evaluator<Game> + ?Sized>(
+fn finish<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     slot: Slot,
     search: &Search<Game>,
@@ -625,7 +625,7 @@ mod tests {
             config,
             threads: 1,
             variant: Variant::two_foxes(),
-            evaluators: &[&UniformEvaluator],
+            evaluators: &[UniformEvaluator],
             generation: 1,
             seed: 7,
             games,
@@ -954,7 +954,7 @@ mod tests {
             config: &config,
             threads: 2,
             variant: Variant::two_foxes(),
-            evaluators: &[&servers[0], &servers[1]],
+            evaluators: &servers,
             generation: 1,
             seed: 7,
             games: 16,
@@ -979,7 +979,7 @@ mod tests {
         let job = SelfPlayJob {
             threads: 3,
             games: 24,
-            evaluators: &[&shared[0], &shared[1]],
+            evaluators: &shared,
             ..job
         };
         assert_eq!(run_generation(&job).unwrap().games, 24);

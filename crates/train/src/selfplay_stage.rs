@@ -265,7 +265,7 @@ impl Run {
             starts: &starts,
             threads,
             variant: cfg.variant()?,
-            evaluators: &evaluators.iter().collect::<Vec<_>>(),
+            evaluators: &evaluators,
             generation,
             seed: self.stage_seed(generation, Stage::SelfPlay),
             games: cfg.selfplay.games,
@@ -277,7 +277,7 @@ impl Run {
         pb.finish_and_clear();
         let games = finished.into_inner().expect("games lock");
         self.write_selfplay_games(&shard_dir.join("games.csv"), generation, games)?;
-        let ev = EvaluatorStats::sum(evaluators.iter().map(NetEvaluator::stats));
+        let ev: EvaluatorStats = evaluators.iter().map(NetEvaluator::stats).sum();
         let row = self.selfplay_row(generation, &stats, ev.mean_batch(), ev.hit_rate());
         append_rows(&self.dir.join("selfplay.csv"), vec![row.clone()])?;
         self.log(&(format!(
@@ -468,7 +468,7 @@ impl Run {
                 starts,
                 threads: cfg.run.threads.min(games).max(1),
                 variant,
-                evaluators: &evaluators.iter().collect::<Vec<_>>(),
+                evaluators,
                 generation,
                 seed: halatafl_arena::derive_seed(
                     self.stage_seed(generation, Stage::SelfPlay),
@@ -481,7 +481,7 @@ impl Run {
             };
             let stats = run_generation(&job)?;
             let samples = samples.into_inner().expect("samples lock");
-            let ev = EvaluatorStats::sum(evaluators.iter().map(NetEvaluator::stats));
+            let ev: EvaluatorStats = evaluators.iter().map(NetEvaluator::stats).sum();
             let origin = ShardOrigin {
                 worker: worker.to_string(),
                 checkpoint: *checkpoint,

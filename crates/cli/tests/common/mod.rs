@@ -23,6 +23,18 @@ pub fn halatafl(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs a command that must succeed and returns its standard output.
+pub fn succeeds(args: &[&str]) -> String {
+    let out = halatafl(args);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "halatafl {args:?} failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// Runs a command that must fail cleanly (exit code 1, not a panic's 101)
 /// and returns its standard error.
 pub fn fails(args: &[&str]) -> String {
