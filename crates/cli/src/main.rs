@@ -47,6 +47,7 @@ enum Command {
     Evaluate(commands::stage::evaluate::EvaluateArgs),
     Solve(commands::solve::SolveArgs),
     Accuracy(commands::accuracy::AccuracyArgs),
+    Average(commands::average::AverageArgs),
     Serve(commands::serve::ServeArgs),
 }
 
@@ -106,6 +107,7 @@ fn main() {
         Command::Evaluate(a) => commands::stage::evaluate::run(a),
         Command::Solve(a) => commands::solve::run(a),
         Command::Accuracy(a) => commands::accuracy::run(a),
+        Command::Average(a) => commands::average::run(a),
         Command::Serve(a) => commands::serve::run(a),
     };
     if let Err(e) = result {

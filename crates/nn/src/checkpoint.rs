@@ -411,3 +411,88 @@ pub fn load_bytes(
     })?;
     Ok((trainer, info))
 }
+
+/// The metadata entry (in [`CheckpointInfo::extra`]) of an averaged
+/// network: the file names it was averaged from, comma-separated, in order.
+pub const AVERAGED_FROM_KEY: &str = "averaged_from";
+
+/// Averages the networks in `paths` weight by weight: stochastic weight
+/// averaging over a run's checkpoints (Izmailov et al. 2018, "Averaging
+/// weights leads to wider optima and better generalization"; KataGo ships
+/// such averages of its recent weights).
+///
+/// Decision: the batch-norm running statistics are averaged like the
+/// weights rather than re-estimated on data. Consecutive generations of a
+/// run sit close together in weight space, so the averaged statistics
+/// stay near the averaged network's own, and the average needs nothing but
+/// the files. Everything else (optimizer moments, step, training config,
+/// metadata such as the generation and variant) comes from the last file,
+/// so training can resume from the average as from that checkpoint; the
+/// metadata gains [`AVERAGED_FROM_KEY`].
+///
+/// Every file must hold the same network (heads included) and name the
+/// same variant; the error names the first file that differs.
+pub fn average(
+    paths: &[PathBuf],
+    device: Device,
+) -> Result<(Trainer, CheckpointInfo), CheckpointError> {
+    let Some(last) = paths.last() else {
+        return Err(CheckpointError::Mismatch {
+            path: PathBuf::new(),
+            why: "no checkpoints to average".into(),
+        });
+    };
+    let (trainer, mut info) = load(last, None, device)?;
+    let mut sums: Vec<(String, Tensor)> = trainer
+        .vs
+        .variables()
+        .into_iter()
+        .map(|(name, t)| (name, t.detach().to_kind(Kind::Double)))
+        .collect();
+    sums.sort_by(|a, b| a.0.cmp(&b.0));
+    for path in &paths[..paths.len() - 1] {
+        let (other, other_info) = load(path, None, device)?;
+        let differs = |why: String| CheckpointError::Mismatch {
+            path: path.clone(),
+            why: format!("cannot be averaged with {}: {why}", last.display()),
+        };
+        if other_info.net != info.net {
+            return Err(differs(format!(
+                "network is {} ({:?}), the last file's is {} ({:?})",
+                other_info.net, other_info.net, info.net, info.net
+            )));
+        }
+        let variant = |i: &CheckpointInfo| i.extra.get(VARIANT_KEY).cloned();
+        if variant(&other_info) != variant(&info) {
+            return Err(differs(format!(
+                "trained on {}, the last file on {}",
+                variant(&other_info).unwrap_or_else(|| "an unnamed variant".into()),
+                variant(&info).unwrap_or_else(|| "an unnamed variant".into())
+            )));
+        }
+        let vars = other.vs.variables();
+        for (name, sum) in sums.iter_mut() {
+            let value = vars.get(name).expect("same network config, same variables");
+            *sum += value.detach().to_kind(Kind::Double);
+        }
+    }
+    let n = paths.len() as f64;
+    tch::no_grad(|| {
+        let mut vars = trainer.vs.variables();
+        for (name, sum) in &sums {
+            let var = vars.get_mut(name).expect("variable of this network");
+            var.copy_(&(sum / n).to_kind(var.kind()));
+        }
+    });
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| p.display().to_string())
+        })
+        .collect();
+    info.extra
+        .insert(AVERAGED_FROM_KEY.into(), names.join(","));
+    Ok((trainer, info))
+}

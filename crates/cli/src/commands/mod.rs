@@ -1,5 +1,6 @@
 //! One file per subcommand.
 pub mod accuracy;
+pub mod average;
 pub mod bench_net;
 pub mod engine;
 pub mod ladder;
