@@ -158,3 +158,44 @@ fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `halatafl average` as a user runs it: the average of the shipped classic
+/// network with itself plays as that network does on the solved set, and
+/// bad uses are refused with what is wrong.
+#[test]
+fn average_writes_a_checkpoint_the_agents_take() {
+    let dir = scratch("average");
+    let classic = common::workspace().join("models/best-classic.safetensors");
+    let classic = classic.to_str().unwrap();
+    let out = dir.join("avg.safetensors");
+    let out = out.to_str().unwrap();
+    let said = common::succeeds(&["average", classic, classic, "--out", out]);
+    assert!(said.contains("averaged 2 checkpoints of b2c32"), "{said}");
+    let suite = common::workspace().join("data/suites/classic13.csv");
+    let suite = suite.to_str().unwrap();
+    let accuracy = |ckpt: &str| {
+        common::succeeds(&[
+            "accuracy",
+            &format!("net:ckpt={ckpt},sims=0"),
+            "--suite",
+            suite,
+        ])
+        .lines()
+        .find(|l| l.starts_with("| all "))
+        .unwrap()
+        .to_string()
+    };
+    assert_eq!(accuracy(classic), accuracy(out));
+    let err = common::fails(&["average", classic, out, "--out", out]);
+    assert!(err.contains("is also an input"), "{err}");
+    let one = common::halatafl(&["average", classic, "--out", out]);
+    let err = String::from_utf8_lossy(&one.stderr);
+    assert!(
+        !one.status.success() && err.contains("2 values required"),
+        "{err}"
+    );
+    let shipped = common::workspace().join("models/best.safetensors");
+    let err = common::fails(&["average", shipped.to_str().unwrap(), classic, "--out", out]);
+    assert!(err.contains("cannot be averaged"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -492,7 +492,6 @@ pub fn average(
                 .unwrap_or_else(|| p.display().to_string())
         })
         .collect();
-    info.extra
-        .insert(AVERAGED_FROM_KEY.into(), names.join(","));
+    info.extra.insert(AVERAGED_FROM_KEY.into(), names.join(","));
     Ok((trainer, info))
 }

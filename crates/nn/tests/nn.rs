@@ -673,3 +673,71 @@ fn a_network_refuses_a_variant_it_was_not_trained_on() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `checkpoint::average` gives each tensor (batch-norm statistics included)
+/// the mean of the files' tensors, keeps the last file's step and metadata,
+/// records its sources, and refuses a different network or variant by name.
+#[test]
+fn averaged_checkpoints_hold_the_mean_of_each_tensor() {
+    let dir = scratch_dir("average");
+    let (a, _, _) = trained(32, 1, 3);
+    let (b, _, _) = trained(32, 2, 5);
+    let mut extra = BTreeMap::new();
+    extra.insert(checkpoint::VARIANT_KEY.to_string(), "two-foxes".to_string());
+    extra.insert("generation".to_string(), "7".to_string());
+    let (pa, pb) = (dir.join("a.safetensors"), dir.join("b.safetensors"));
+    checkpoint::save(&a, &pa, &extra).unwrap();
+    checkpoint::save(&b, &pb, &extra).unwrap();
+    let (avg, info) = checkpoint::average(&[pa.clone(), pb.clone()], Device::Cpu).unwrap();
+    assert_eq!(info.step, 5, "the last file's step");
+    assert_eq!(info.extra["generation"], "7");
+    assert_eq!(
+        info.extra[checkpoint::AVERAGED_FROM_KEY],
+        "a.safetensors,b.safetensors"
+    );
+    let (va, vb, vm) = (a.vs.variables(), b.vs.variables(), avg.vs.variables());
+    assert!(
+        vm.keys().any(|k| k.contains("running_var")),
+        "statistics are averaged too"
+    );
+    for (name, m) in &vm {
+        let want = (&va[name] + &vb[name]) / 2.0;
+        let diff = (m - &want).abs().max().double_value(&[]);
+        assert!(diff < 1e-6, "{name}: off by {diff}");
+    }
+    // Saved and reloaded, the average is an ordinary checkpoint.
+    let out = dir.join("avg.safetensors");
+    checkpoint::save(&avg, &out, &info.extra).unwrap();
+    assert_eq!(
+        checkpoint::info(&out).unwrap().extra[checkpoint::AVERAGED_FROM_KEY],
+        "a.safetensors,b.safetensors"
+    );
+    // Another network, another variant: refused, naming the file.
+    let other = Trainer::new(
+        NetConfig::parse_preset("b1c8").unwrap(),
+        TrainConfig::default(),
+        Device::Cpu,
+        3,
+    );
+    let po = dir.join("other.safetensors");
+    checkpoint::save(&other, &po, &extra).unwrap();
+    let err = checkpoint::average(&[po.clone(), pb.clone()], Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("other.safetensors") && err.contains("cannot be averaged"),
+        "{err}"
+    );
+    extra.insert(
+        checkpoint::VARIANT_KEY.to_string(),
+        "classic geese=13".to_string(),
+    );
+    let pc = dir.join("classic.safetensors");
+    checkpoint::save(&a, &pc, &extra).unwrap();
+    let err = checkpoint::average(&[pc, pb], Device::Cpu)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("trained on classic geese=13"), "{err}");
+    assert!(checkpoint::average(&[], Device::Cpu).is_err());
+    std::fs::remove_dir_all(&dir).ok();
+}
