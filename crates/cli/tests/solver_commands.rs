@@ -897,3 +897,66 @@ fn move_orders_prove_the_same_values_and_bad_orders_are_refused() {
     ]);
     assert!(err.contains("--order ranks moves for df-pn"), "{err}");
 }
+
+/// `accuracy --mistakes`: one row per position where the move lost value,
+/// as many as the table counts, each naming a move outside the keeping
+/// moves with the worse value it leads to, in the suite's line order; a
+/// path that cannot be written is refused before any position is judged.
+#[test]
+fn accuracy_lists_the_mistakes_it_counts() {
+    let dir = scratch("mistakes");
+    let suite = workspace().join("data/suites/classic13.csv");
+    let s = suite.to_str().unwrap();
+    let mistakes = dir.join("mistakes.csv");
+    let m = mistakes.to_str().unwrap();
+    let json = ok(&[
+        "accuracy",
+        "random",
+        "--suite",
+        s,
+        "--json",
+        "--mistakes",
+        m,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let errors = v["groups"].as_array().unwrap().last().unwrap()["errors"]
+        .as_u64()
+        .unwrap();
+    let rows = read_csv(&mistakes);
+    assert!(errors > 100, "random errs often: {errors}");
+    assert_eq!(rows.len() as u64, errors);
+    let suite_rows = read_csv(&suite);
+    let mut last = 0;
+    for row in &rows {
+        let line: usize = row["line"].parse().unwrap();
+        assert!(line > last, "rows in line order");
+        last = line;
+        let source = &suite_rows[line - 2];
+        assert_eq!(row["fen"], source["fen"]);
+        assert_eq!(row["stage"], source["stage"]);
+        assert_eq!(row["value"], format!("{} win", source["value"]));
+        assert!(!row["keeping_moves"].split(' ').any(|k| k == row["played"]));
+        // The played move's value is the suite's, and not the position's.
+        let played = format!(
+            "{}={}",
+            row["played"],
+            row["played_value"].trim_end_matches(" win")
+        );
+        assert!(
+            source["move_values"].split(' ').any(|mv| mv == played),
+            "{row:?}"
+        );
+        assert_ne!(row["played_value"], row["value"]);
+        assert!(row["agent_value"].is_empty(), "random reports no value");
+    }
+    let err = fails(&[
+        "accuracy",
+        "random",
+        "--suite",
+        s,
+        "--mistakes",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(err.contains("--mistakes"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,7 +8,7 @@
 
 use crate::suite::{stage, SuiteEntry};
 use halatafl_agent::{Agent, Budget};
-use halatafl_rules::Game;
+use halatafl_rules::{Game, Move};
 use std::collections::BTreeMap;
 
 /// One position's verdict.
@@ -28,6 +28,13 @@ pub struct Verdict {
     /// Whether the agent's value names the proven one; `None` for agents
     /// that report no value.
     pub value_right: Option<bool>,
+    /// The suite file's line of the position (1 is the header).
+    pub line: u64,
+    /// The move the agent played.
+    pub played: Move,
+    /// The agent's value of the position for the side to move, if it
+    /// reports one.
+    pub agent_value: Option<f32>,
 }
 
 /// The proven value for the side to move (+1, 0, -1) read back from an
@@ -66,6 +73,9 @@ pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
         value_right: decision
             .value
             .map(|v| value_class(v) == entry.value.for_side(mover)),
+        line: entry.line,
+        played: decision.mv,
+        agent_value: decision.value,
     }
 }
 
@@ -192,6 +202,11 @@ mod tests {
             critical: true,
             move_keeps: keeps,
             value_right: Some(keeps),
+            line: 2,
+            played: Game::start_of(halatafl_rules::Variant::two_foxes())
+                .position()
+                .legal_moves()[0],
+            agent_value: None,
         }
     }
 

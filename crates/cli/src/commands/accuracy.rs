@@ -2,8 +2,10 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::stats::wilson_interval;
-use halatafl_solver::accuracy::{group_tallies, judge_all};
-use halatafl_solver::suite::read_suite;
+use halatafl_arena::{write_csv_atomic, write_target};
+use halatafl_solver::accuracy::{group_tallies, judge_all, Verdict};
+use halatafl_solver::suite::{read_suite, SuiteEntry};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// An agent's accuracy on a solved suite (`halatafl solve --from-games`):
@@ -32,6 +34,13 @@ pub struct AccuracyArgs {
     /// rates with their intervals, for scripts (the sweep driver reads it).
     #[arg(long)]
     pub json: bool,
+    /// Also write a CSV of every position where the agent's move lost value:
+    /// the suite line, position, stage, difficulty, side to move, the proven
+    /// value, the move played and the value it leads to, the moves that keep
+    /// the value, and the agent's own value where it reports one. Written
+    /// atomically at the end; compare two agents' files by `line`.
+    #[arg(long, value_name = "CSV")]
+    pub mistakes: Option<PathBuf>,
 }
 
 /// `12.5% [9.1, 16.9]`: a share with its 95% Wilson interval.
@@ -46,6 +55,9 @@ fn share(part: usize, whole: usize) -> String {
 
 pub fn run(args: AccuracyArgs) -> Result<()> {
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
+    if let Some(path) = &args.mistakes {
+        write_target(path).with_context(|| format!("--mistakes {}", path.display()))?;
+    }
     let entries = read_suite(&args.suite)?;
     let variant = entries[0].position.variant();
     // The spec is checked once, before any thread starts.
@@ -53,6 +65,10 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         .with_context(|| format!("agent `{}`", args.agent))?;
     let make_agent = || build_agent(&args.agent, args.seed, variant);
     let verdicts = judge_all(&entries, args.threads, args.seed, &make_agent, &|| {})?;
+    if let Some(path) = &args.mistakes {
+        write_csv_atomic(path, &mistake_rows(&entries, &verdicts))
+            .with_context(|| format!("--mistakes {}", path.display()))?;
+    }
     let groups = group_tallies(&verdicts);
     let all = groups.last().expect("the `all` group").1;
     if args.json {
@@ -112,4 +128,56 @@ fn rate_json(part: usize, whole: usize) -> serde_json::Value {
     let p = part as f64 / whole as f64;
     let (lo, hi) = wilson_interval(p, whole as u64, 1.96);
     serde_json::json!({"rate": p, "lo": lo, "hi": hi})
+}
+
+/// One row of `--mistakes`: a position where the agent's move lost value.
+#[derive(serde::Serialize)]
+struct MistakeRow {
+    line: u64,
+    fen: String,
+    stage: String,
+    difficulty: String,
+    to_move: &'static str,
+    value: String,
+    played: String,
+    played_value: String,
+    keeping_moves: String,
+    agent_value: Option<f32>,
+}
+
+/// The rows of `--mistakes`, in the suite's order.
+fn mistake_rows(entries: &[SuiteEntry], verdicts: &[Verdict]) -> Vec<MistakeRow> {
+    let by_line: HashMap<u64, &SuiteEntry> = entries.iter().map(|e| (e.line, e)).collect();
+    let mut rows: Vec<MistakeRow> = verdicts
+        .iter()
+        .filter(|v| !v.move_keeps)
+        .map(|v| {
+            let entry = by_line[&v.line];
+            let played_value = entry
+                .move_values
+                .iter()
+                .find(|(m, _)| *m == v.played)
+                .map(|(_, value)| value.to_string())
+                .unwrap_or_default();
+            MistakeRow {
+                line: v.line,
+                fen: entry.row.fen.clone(),
+                stage: v.stage.clone(),
+                difficulty: v.difficulty.clone(),
+                to_move: v.mover,
+                value: entry.value.to_string(),
+                played: v.played.to_string(),
+                played_value,
+                keeping_moves: entry
+                    .keeping
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                agent_value: v.agent_value,
+            }
+        })
+        .collect();
+    rows.sort_by_key(|r| r.line);
+    rows
 }
