@@ -958,5 +958,11 @@ fn accuracy_lists_the_mistakes_it_counts() {
         dir.to_str().unwrap(),
     ]);
     assert!(err.contains("--mistakes"), "{err}");
+    let copy = dir.join("suite.csv");
+    std::fs::copy(&suite, &copy).unwrap();
+    let c = copy.to_str().unwrap();
+    let err = fails(&["accuracy", "random", "--suite", c, "--mistakes", c]);
+    assert!(err.contains("is the suite itself"), "{err}");
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&suite).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }

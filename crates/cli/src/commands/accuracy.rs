@@ -2,7 +2,7 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::stats::wilson_interval;
-use halatafl_arena::{write_csv_atomic, write_target};
+use halatafl_arena::{same_file, write_csv_atomic, write_target};
 use halatafl_solver::accuracy::{group_tallies, judge_all, Verdict};
 use halatafl_solver::suite::{read_suite, SuiteEntry};
 use std::collections::HashMap;
@@ -57,6 +57,11 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     anyhow::ensure!(args.threads >= 1, "--threads must be at least 1");
     if let Some(path) = &args.mistakes {
         write_target(path).with_context(|| format!("--mistakes {}", path.display()))?;
+        anyhow::ensure!(
+            !same_file(path, &args.suite),
+            "--mistakes {} is the suite itself: name another file",
+            path.display()
+        );
     }
     let entries = read_suite(&args.suite)?;
     let variant = entries[0].position.variant();
