@@ -188,6 +188,9 @@ fn average_writes_a_checkpoint_the_agents_take() {
     assert_eq!(accuracy(classic), accuracy(out));
     let err = common::fails(&["average", classic, out, "--out", out]);
     assert!(err.contains("is also an input"), "{err}");
+    let same = dir.join(".").join("avg.safetensors");
+    let err = common::fails(&["average", classic, out, "--out", same.to_str().unwrap()]);
+    assert!(err.contains("is also an input"), "{err}");
     let one = common::halatafl(&["average", classic, "--out", out]);
     let err = String::from_utf8_lossy(&one.stderr);
     assert!(

@@ -1,5 +1,6 @@
 use anyhow::{Context, Result};
 use clap::Args;
+use halatafl_arena::same_file;
 use halatafl_nn::checkpoint;
 use std::path::PathBuf;
 
@@ -22,7 +23,7 @@ pub fn run(args: AverageArgs) -> Result<()> {
     if let Some(same) = args
         .checkpoints
         .iter()
-        .find(|c| c.as_path() == args.out.as_path())
+        .find(|c| same_file(c, &args.out))
     {
         anyhow::bail!(
             "--out {} is also an input: write the average to a new file",
