@@ -924,6 +924,14 @@ fn accuracy_lists_the_mistakes_it_counts() {
         .unwrap();
     let rows = read_csv(&mistakes);
     assert!(errors > 100, "random errs often: {errors}");
+    let (mean, median) = (
+        v["ms_per_move"]["mean"].as_f64().unwrap(),
+        v["ms_per_move"]["median"].as_f64().unwrap(),
+    );
+    assert!(
+        mean > 0.0 && median > 0.0 && median < 50.0,
+        "{mean} {median}"
+    );
     assert_eq!(rows.len() as u64, errors);
     let suite_rows = read_csv(&suite);
     let mut last = 0;
@@ -963,6 +971,9 @@ fn accuracy_lists_the_mistakes_it_counts() {
     let c = copy.to_str().unwrap();
     let err = fails(&["accuracy", "random", "--suite", c, "--mistakes", c]);
     assert!(err.contains("is the suite itself"), "{err}");
-    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&suite).unwrap());
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&suite).unwrap()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

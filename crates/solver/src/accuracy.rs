@@ -35,6 +35,10 @@ pub struct Verdict {
     /// The agent's value of the position for the side to move, if it
     /// reports one.
     pub agent_value: Option<f32>,
+    /// Wall-clock seconds the agent took to choose its move: issue-style
+    /// comparisons ("alpha-beta at ten times its time") need the time on
+    /// the judged positions themselves.
+    pub seconds: f64,
 }
 
 /// The proven value for the side to move (+1, 0, -1) read back from an
@@ -55,7 +59,9 @@ pub fn value_class(v: f32) -> i32 {
 pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
     let game = Game::new(entry.position);
     agent.new_game(seed ^ entry.line);
+    let started = std::time::Instant::now();
     let decision = agent.choose(&game, &Budget::default());
+    let seconds = started.elapsed().as_secs_f64();
     let mover = entry.position.side();
     // Suites with exact move values name the stage in the source game;
     // others are staged by the geese left.
@@ -76,6 +82,7 @@ pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
         line: entry.line,
         played: decision.mv,
         agent_value: decision.value,
+        seconds,
     }
 }
 
@@ -115,6 +122,24 @@ pub fn judge_all<E: Send>(
             .collect::<Result<Vec<_>, E>>()?;
         Ok(parts.into_iter().flatten().collect())
     })
+}
+
+/// The mean and the median of the agents' thinking time per position, in
+/// milliseconds; `(0, 0)` for no verdicts.
+pub fn ms_per_move(verdicts: &[Verdict]) -> (f64, f64) {
+    if verdicts.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mut ms: Vec<f64> = verdicts.iter().map(|v| 1000.0 * v.seconds).collect();
+    ms.sort_by(f64::total_cmp);
+    let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+    let mid = ms.len() / 2;
+    let median = if ms.len() % 2 == 1 {
+        ms[mid]
+    } else {
+        (ms[mid - 1] + ms[mid]) / 2.0
+    };
+    (mean, median)
 }
 
 /// Counts over a group of verdicts.
@@ -207,6 +232,7 @@ mod tests {
                 .position()
                 .legal_moves()[0],
             agent_value: None,
+            seconds: 0.0,
         }
     }
 
@@ -249,6 +275,25 @@ mod tests {
         assert_eq!((middle_hard.positions, middle_hard.errors), (1, 0));
         let end_hard = groups[11].1;
         assert_eq!((end_hard.positions, end_hard.errors), (1, 1));
+    }
+
+    #[test]
+    fn time_per_move_is_the_mean_and_the_median_in_milliseconds() {
+        let timed = |seconds: &[f64]| -> Vec<Verdict> {
+            seconds
+                .iter()
+                .map(|&s| Verdict {
+                    seconds: s,
+                    ..verdict("end", "geese", "hard", true)
+                })
+                .collect()
+        };
+        assert_eq!(ms_per_move(&timed(&[0.001, 0.003, 0.011])), (5.0, 3.0));
+        assert_eq!(
+            ms_per_move(&timed(&[0.001, 0.003, 0.004, 0.012])),
+            (5.0, 3.5)
+        );
+        assert_eq!(ms_per_move(&[]), (0.0, 0.0));
     }
 
     #[test]

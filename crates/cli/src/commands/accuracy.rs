@@ -3,7 +3,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::stats::wilson_interval;
 use halatafl_arena::{same_file, write_csv_atomic, write_target};
-use halatafl_solver::accuracy::{group_tallies, judge_all, Verdict};
+use halatafl_solver::accuracy::{group_tallies, judge_all, ms_per_move, Verdict};
 use halatafl_solver::suite::{read_suite, SuiteEntry};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -76,6 +76,7 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
     }
     let groups = group_tallies(&verdicts);
     let all = groups.last().expect("the `all` group").1;
+    let (mean_ms, median_ms) = ms_per_move(&verdicts);
     if args.json {
         let groups: Vec<serde_json::Value> = groups
             .iter()
@@ -97,6 +98,7 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         let object = serde_json::json!({
             "agent": args.agent,
             "suite": args.suite.display().to_string(),
+            "ms_per_move": {"mean": mean_ms, "median": median_ms},
             "groups": groups,
         });
         println!("{object}");
@@ -107,6 +109,11 @@ pub fn run(args: AccuracyArgs) -> Result<()> {
         args.agent,
         args.suite.display(),
         all.positions
+    );
+    println!(
+        "Time per move: {mean_ms:.2} ms mean, {median_ms:.2} ms median ({} thread{}).",
+        args.threads,
+        if args.threads == 1 { "" } else { "s" }
     );
     println!("An error is a move whose exact value is worse than the best move's; critical positions are those where some move is one. 95% Wilson intervals.");
     println!("| group | positions | error rate | critical positions | error rate (critical) | value accuracy | positions with a value |");

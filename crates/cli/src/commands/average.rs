@@ -20,11 +20,7 @@ pub struct AverageArgs {
 }
 
 pub fn run(args: AverageArgs) -> Result<()> {
-    if let Some(same) = args
-        .checkpoints
-        .iter()
-        .find(|c| same_file(c, &args.out))
-    {
+    if let Some(same) = args.checkpoints.iter().find(|c| same_file(c, &args.out)) {
         anyhow::bail!(
             "--out {} is also an input: write the average to a new file",
             same.display()
