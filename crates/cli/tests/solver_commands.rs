@@ -915,6 +915,8 @@ fn accuracy_lists_the_mistakes_it_counts() {
         "--suite",
         s,
         "--json",
+        "--threads",
+        "2",
         "--mistakes",
         m,
     ]);

@@ -449,7 +449,6 @@ pub fn average(
         .into_iter()
         .map(|(name, t)| (name, t.detach().to_kind(Kind::Double)))
         .collect();
-    sums.sort_by(|a, b| a.0.cmp(&b.0));
     for path in &paths[..paths.len() - 1] {
         let (other, other_info) = load(path, None, device)?;
         let differs = |why: String| CheckpointError::Mismatch {

@@ -28,8 +28,6 @@ pub struct Verdict {
     /// Whether the agent's value names the proven one; `None` for agents
     /// that report no value.
     pub value_right: Option<bool>,
-    /// The suite file's line of the position (1 is the header).
-    pub line: u64,
     /// The move the agent played.
     pub played: Move,
     /// The agent's value of the position for the side to move, if it
@@ -79,7 +77,6 @@ pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
         value_right: decision
             .value
             .map(|v| value_class(v) == entry.value.for_side(mover)),
-        line: entry.line,
         played: decision.mv,
         agent_value: decision.value,
         seconds,
@@ -88,8 +85,8 @@ pub fn judge(agent: &mut dyn Agent, entry: &SuiteEntry, seed: u64) -> Verdict {
 
 /// Judges every entry on `threads` threads, each with its own agent from
 /// `make_agent` (entries dealt out in turn); `on_judged` is called after
-/// each position (progress bars). The verdicts come grouped by thread,
-/// which no tally depends on.
+/// each position (progress bars). The verdicts come in the entries' order,
+/// so `verdicts[i]` is `entries[i]`'s.
 pub fn judge_all<E: Send>(
     entries: &[SuiteEntry],
     threads: usize,
@@ -116,11 +113,14 @@ pub fn judge_all<E: Send>(
                 })
             })
             .collect();
-        let parts = workers
+        let mut parts = workers
             .into_iter()
-            .map(|w| w.join().expect("judging worker"))
+            .map(|w| w.join().expect("judging worker").map(Vec::into_iter))
             .collect::<Result<Vec<_>, E>>()?;
-        Ok(parts.into_iter().flatten().collect())
+        // Worker t judged entries t, t + threads, ...: deal them back.
+        Ok((0..entries.len())
+            .map(|i| parts[i % threads].next().expect("a verdict per entry"))
+            .collect())
     })
 }
 
@@ -227,7 +227,6 @@ mod tests {
             critical: true,
             move_keeps: keeps,
             value_right: Some(keeps),
-            line: 2,
             played: Game::start_of(halatafl_rules::Variant::two_foxes())
                 .position()
                 .legal_moves()[0],

@@ -5,7 +5,6 @@ use halatafl_arena::stats::wilson_interval;
 use halatafl_arena::{same_file, write_csv_atomic, write_target};
 use halatafl_solver::accuracy::{group_tallies, judge_all, ms_per_move, Verdict};
 use halatafl_solver::suite::{read_suite, SuiteEntry};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// An agent's accuracy on a solved suite (`halatafl solve --from-games`):
@@ -157,14 +156,14 @@ struct MistakeRow {
     agent_value: Option<f32>,
 }
 
-/// The rows of `--mistakes`, in the suite's order.
+/// The rows of `--mistakes`, in the suite's order (`verdicts[i]` is
+/// `entries[i]`'s).
 fn mistake_rows(entries: &[SuiteEntry], verdicts: &[Verdict]) -> Vec<MistakeRow> {
-    let by_line: HashMap<u64, &SuiteEntry> = entries.iter().map(|e| (e.line, e)).collect();
-    let mut rows: Vec<MistakeRow> = verdicts
+    entries
         .iter()
-        .filter(|v| !v.move_keeps)
-        .map(|v| {
-            let entry = by_line[&v.line];
+        .zip(verdicts)
+        .filter(|(_, v)| !v.move_keeps)
+        .map(|(entry, v)| {
             let played_value = entry
                 .move_values
                 .iter()
@@ -172,7 +171,7 @@ fn mistake_rows(entries: &[SuiteEntry], verdicts: &[Verdict]) -> Vec<MistakeRow>
                 .map(|(_, value)| value.to_string())
                 .unwrap_or_default();
             MistakeRow {
-                line: v.line,
+                line: entry.line,
                 fen: entry.row.fen.clone(),
                 stage: v.stage.clone(),
                 difficulty: v.difficulty.clone(),
@@ -189,7 +188,5 @@ fn mistake_rows(entries: &[SuiteEntry], verdicts: &[Verdict]) -> Vec<MistakeRow>
                 agent_value: v.agent_value,
             }
         })
-        .collect();
-    rows.sort_by_key(|r| r.line);
-    rows
+        .collect()
 }
