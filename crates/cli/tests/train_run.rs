@@ -117,6 +117,30 @@ fn killed_and_resumed_run_equals_an_uninterrupted_one() {
             "{csv} differs"
         );
     }
+    // ci.toml carries unfinished games over (selfplay.carry_over): the
+    // games each generation left running are the same, and some finished
+    // in the next generation.
+    for g in 1..=2 {
+        let name = format!("shards/gen_{g:04}/running.json");
+        assert_eq!(
+            std::fs::read(clean.join(&name)).unwrap(),
+            std::fs::read(killed.join(&name)).unwrap(),
+            "{name} differs"
+        );
+        let name = format!("shards/gen_{g:04}/games.csv");
+        assert_eq!(
+            read_csv(&clean.join(&name)),
+            read_csv(&killed.join(&name)),
+            "{name} differs"
+        );
+    }
+    let log = std::fs::read_to_string(killed.join("log.txt")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains("generation 2 self-play")
+            && !l.contains(" 0 finished games begun earlier")
+            && l.contains(" finished games begun earlier")),
+        "{log}"
+    );
     let rows = csv_without_timing(&killed.join("selfplay.csv"));
     assert_eq!(
         rows.len(),

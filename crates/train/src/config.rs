@@ -641,6 +641,16 @@ pub struct SelfPlaySection {
     pub resign_playout_fraction: f64,
     /// Samples per shard file.
     pub samples_per_shard: usize,
+    /// Continuous self-play (KataGo's): a worker keeps all its
+    /// `concurrent_games` slots playing until it has finished its share of
+    /// `games`, and the games still running then go on in the next
+    /// generation under the new network (saved as the generation's
+    /// `running.json`, so `train --resume` continues them exactly). Network
+    /// calls then stay full to the end instead of shrinking as the last
+    /// games finish. A carried game's earlier samples keep the older
+    /// network's search targets. Off: each generation plays its games from
+    /// the start to the end.
+    pub carry_over: bool,
     /// Short-term value target, in plies (0: off, the plain game result). A
     /// sample's win/draw/loss target is the game's result blended toward a
     /// draw by `0.5^(plies to the end / result_half_life)`: a position 100
@@ -696,6 +706,7 @@ impl Default for SelfPlaySection {
             resign_consecutive: 3,
             resign_playout_fraction: 0.2,
             samples_per_shard: 4096,
+            carry_over: false,
             result_half_life: 0.0,
             start_position_fraction: 0.0,
             start_games: Vec::new(),
@@ -1618,6 +1629,7 @@ mod tests {
         "bootstrap.replay_generations",
         "search.temperature_plies",
         "replay.mirror",
+        "selfplay.carry_over",
         "train.optimizer",
     ];
 

@@ -14,6 +14,7 @@ pub mod error;
 pub mod eval_stage;
 pub mod learn_stage;
 pub mod run;
+pub mod running;
 pub mod selfplay;
 pub mod selfplay_stage;
 pub mod selfplay_stats;

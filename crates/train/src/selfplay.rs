@@ -16,6 +16,15 @@
 //! label do not train that head (their policy and value targets are used as
 //! always).
 //!
+//! With `selfplay.carry_over`, each worker has a share of the generation's
+//! games to finish (`games / threads`, the first `games % threads` workers
+//! one more) and keeps all its slots playing until it has: the games
+//! still running then are returned ([`RunningGame`], see
+//! [`crate::running`]) and go on in the next generation. Games are numbered
+//! by worker (worker `w`'s `k`-th new game is game `w + k * threads`), so
+//! which games a generation finishes does not depend on how the threads
+//! are scheduled.
+//!
 //! With `selfplay.opponent`, a share of the games pits the network against a
 //! fixed agent (an exploiter's games, in AlphaStar's terms): the agent's moves
 //! are played straight into the game (and the network's search tree follows
@@ -24,6 +33,7 @@
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
+use crate::running::RunningGame;
 pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
 
@@ -65,6 +75,8 @@ pub struct FinishedGame {
     pub moves: String,
     /// The position string of a drawn start; `None` for the variant's start.
     pub start: Option<String>,
+    /// It began in an earlier generation (`selfplay.carry_over`).
+    pub carried: bool,
 }
 
 impl SelfPlayStats {
@@ -88,6 +100,7 @@ impl SelfPlayStats {
             self.resign_checked += 1;
             self.resign_false += f as usize;
         }
+        self.carried_in += g.carried as usize;
     }
 }
 
@@ -143,20 +156,32 @@ pub fn eval_search_config(config: &RunConfig) -> MctsConfig {
     }
 }
 
-struct Slot {
-    index: usize,
-    rng: ChaCha8Rng,
-    full: bool,
+/// A game's state beside its search: what its samples and end need.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    /// The game's number (its seed derives from it); with `carry_over` the
+    /// finished games are numbered by when they finish instead.
+    pub(crate) index: usize,
+    /// The game's seed.
+    pub(crate) seed: u64,
+    /// Draws full or fast search for each move (and, once, the game's setup).
+    pub(crate) rng: ChaCha8Rng,
+    /// The move being searched is a full search.
+    pub(crate) full: bool,
     /// Recorded samples with their search value, side to move and ply.
-    pending: Vec<(Sample, [f32; 3], Side, u32)>,
+    pub(crate) pending: Vec<(Sample, [f32; 3], Side, u32)>,
     /// Consecutive own moves below the resign threshold, per side.
-    low: [u32; 2],
-    play_out: bool,
-    would_resign: Option<Side>,
+    pub(crate) low: [u32; 2],
+    pub(crate) play_out: bool,
+    pub(crate) would_resign: Option<Side>,
     /// The game began at a position drawn from earlier games.
-    drawn: bool,
+    pub(crate) drawn: bool,
     /// The side the fixed opponent plays in this game, if it is one against it.
-    opponent: Option<Side>,
+    pub(crate) opponent: Option<Side>,
+    /// The game began in an earlier generation.
+    pub(crate) carried: bool,
+    /// The game's ply when this generation took it over (0 for a new game).
+    pub(crate) first_ply: usize,
 }
 
 /// The win/draw/loss target of a finished game for `side`.
@@ -222,6 +247,28 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game>> {
     /// Builds `selfplay.opponent` (one per worker thread); needed when
     /// `selfplay.opponent_fraction` > 0.
     pub agents: Option<&'a BaseFactory>,
+    /// Games an earlier generation left running (`selfplay.carry_over`):
+    /// each goes on on worker `worker % threads`, before its new games.
+    pub carried: &'a [RunningGame],
+}
+
+/// What a generation's self-play did.
+pub struct Played {
+    /// Its finished games' totals.
+    pub stats: SelfPlayStats,
+    /// With `selfplay.carry_over`, the games still running, by worker and
+    /// in each worker's order; empty without it.
+    pub running: Vec<RunningGame>,
+}
+
+/// Worker `worker`'s share of `games` over `threads` workers with
+/// `selfplay.carry_over`, and the number its first finished game gets.
+fn worker_share(games: usize, threads: usize, worker: usize) -> (usize, usize) {
+    let (each, extra) = (games / threads, games % threads);
+    (
+        each + (worker < extra) as usize,
+        worker * each + worker.min(extra),
+    )
 }
 
 /// One worker thread's samples, to be stored as a shard.
@@ -238,21 +285,19 @@ pub struct ShardPiece<'a> {
 
 /// Plays the job's games on `job.threads` workers; hands their samples to
 /// `job.write_shard`.
-pub fn run_generation<E: Evaluator<Game>>(
-    job: &SelfPlayJob<E>,
-) -> Result<SelfPlayStats, TrainError> {
+pub fn run_generation<E: Evaluator<Game>>(job: &SelfPlayJob<E>) -> Result<Played, TrainError> {
     let started = Instant::now();
     let next_game = AtomicUsize::new(0);
     let totals = Mutex::new(SelfPlayStats::default());
     let threads = job.threads.max(1);
     let errors: Mutex<Vec<TrainError>> = Mutex::new(Vec::new());
+    let mut running: Vec<Vec<RunningGame>> = vec![Vec::new(); threads];
     std::thread::scope(|scope| {
-        for worker in 0..threads {
+        for (worker, left) in running.iter_mut().enumerate() {
             let (next_game, totals, errors) = (&next_game, &totals, &errors);
-            scope.spawn(move || {
-                if let Err(e) = worker_loop(job, worker, next_game, totals) {
-                    errors.lock().expect("errors lock").push(e);
-                }
+            scope.spawn(move || match worker_loop(job, worker, next_game, totals) {
+                Ok(games) => *left = games,
+                Err(e) => errors.lock().expect("errors lock").push(e),
             });
         }
     });
@@ -261,16 +306,27 @@ pub fn run_generation<E: Evaluator<Game>>(
     }
     let mut stats = totals.into_inner().expect("totals lock");
     stats.seconds = started.elapsed().as_secs_f64();
-    Ok(stats)
+    Ok(Played {
+        stats,
+        running: running.into_iter().flatten().collect(),
+    })
 }
 
+/// One worker's games; returns those still running (with
+/// `selfplay.carry_over`, once it has finished its share).
 fn worker_loop<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     worker: usize,
     next_game: &AtomicUsize,
     totals: &Mutex<SelfPlayStats>,
-) -> Result<(), TrainError> {
+) -> Result<Vec<RunningGame>, TrainError> {
     let cfg = job.config;
+    let threads = job.threads.max(1);
+    let carry = cfg.selfplay.carry_over;
+    let (share, first_index) = worker_share(job.games, threads, worker);
+    // With carry_over: this worker's finished games and new games so far.
+    let (mut finished, mut begun) = (0usize, 0usize);
+    let done = |finished: usize| carry && finished >= share;
     let evaluator = &job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
@@ -286,11 +342,30 @@ fn worker_loop<E: Evaluator<Game>>(
         games: 0,
         part: 0,
     };
+    // Carried games go on first, in the order they were left; each move's
+    // search starts afresh under this generation's network.
+    for carried in job.carried.iter().filter(|g| g.worker % threads == worker) {
+        let mut slot = Slot {
+            carried: true,
+            first_ply: carried.game.ply(),
+            ..carried.slot.clone()
+        };
+        let seed = halatafl_arena::derive_seed(job.seed, slot.seed);
+        let mut search = Search::new(carried.game.clone(), base.clone(), seed);
+        start_network_move(cfg, &mut slot, &mut search);
+        searches.push(search);
+        slots.push(slot);
+    }
     loop {
         // Fill free slots with new games.
-        while slots.len() < cfg.selfplay.concurrent_games {
-            let index = next_game.fetch_add(1, Ordering::SeqCst);
-            if index >= job.games {
+        while slots.len() < cfg.selfplay.concurrent_games && !done(finished) {
+            let index = if carry {
+                begun += 1;
+                worker + (begun - 1) * threads
+            } else {
+                next_game.fetch_add(1, Ordering::SeqCst)
+            };
+            if !carry && index >= job.games {
                 break;
             }
             let game_seed = job.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -314,6 +389,7 @@ fn worker_loop<E: Evaluator<Game>>(
             let mut search = Search::new(game, base.clone(), game_seed);
             let mut slot = Slot {
                 index,
+                seed: game_seed,
                 rng,
                 full: false,
                 pending: Vec::new(),
@@ -322,6 +398,8 @@ fn worker_loop<E: Evaluator<Game>>(
                 would_resign: None,
                 drawn,
                 opponent: opponent_side,
+                carried: false,
+                first_ply: 0,
             };
             // The opponent may have the first move.
             if let Some((winner, reason)) = opponent_reply(
@@ -331,6 +409,10 @@ fn worker_loop<E: Evaluator<Game>>(
                 cfg,
                 job.generation,
             )? {
+                if carry {
+                    slot.index = first_index + finished;
+                }
+                finished += 1;
                 finish(job, slot, &search, winner, reason, &mut shard, totals)?;
                 continue;
             }
@@ -338,7 +420,7 @@ fn worker_loop<E: Evaluator<Game>>(
             searches.push(search);
             slots.push(slot);
         }
-        if slots.is_empty() {
+        if slots.is_empty() || done(finished) {
             break;
         }
         // One round of leaves from every unfinished search; searches whose
@@ -397,9 +479,16 @@ fn worker_loop<E: Evaluator<Game>>(
             }
             match ended {
                 Some((winner, reason)) => {
-                    let slot = slots.swap_remove(i);
+                    let mut slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
+                    if carry {
+                        slot.index = first_index + finished;
+                    }
+                    finished += 1;
                     finish(job, slot, &search, winner, reason, &mut shard, totals)?;
+                    if done(finished) {
+                        break;
+                    }
                 }
                 None => {
                     start_network_move(cfg, &mut slots[i], &mut searches[i]);
@@ -408,7 +497,25 @@ fn worker_loop<E: Evaluator<Game>>(
             }
         }
     }
-    shard.flush()
+    shard.flush()?;
+    let left: usize = slots
+        .iter()
+        .zip(&searches)
+        .map(|(slot, search)| search.game().ply() - slot.first_ply)
+        .sum();
+    totals.lock().expect("totals lock").plies_played += left;
+    // Without carry_over every slot has emptied. A game whose move was
+    // being searched is left before that move: its next generation
+    // searches it again.
+    Ok(slots
+        .into_iter()
+        .zip(searches)
+        .map(|(slot, search)| RunningGame {
+            worker,
+            game: search.game().clone(),
+            slot,
+        })
+        .collect())
 }
 
 /// A worker's samples not yet stored as a shard.
@@ -546,6 +653,7 @@ fn finish<E: Evaluator<Game>>(
     totals: &Mutex<SelfPlayStats>,
 ) -> Result<(), TrainError> {
     let plies = search.game().ply();
+    let slot_first_ply = slot.first_ply;
     let samples = slot.pending.len();
     let half_life = job.config.selfplay.result_half_life;
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
@@ -562,6 +670,7 @@ fn finish<E: Evaluator<Game>>(
         opponent: slot.opponent,
         moves: search.game().moves_text(),
         start: slot.drawn.then(|| search.game().start_position().fen()),
+        carried: slot.carried,
     };
     shard.add_game(
         slot.pending
@@ -578,7 +687,10 @@ fn finish<E: Evaluator<Game>>(
                 StoredSample { sample, search_wdl }
             }),
     )?;
-    totals.lock().expect("totals lock").add(&finished);
+    let mut totals = totals.lock().expect("totals lock");
+    totals.add(&finished);
+    totals.plies_played += plies - slot_first_ply;
+    drop(totals);
     (job.on_game)(&finished);
     Ok(())
 }
@@ -633,8 +745,9 @@ mod tests {
             write_shard: &write,
             on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
             agents,
+            carried: &[],
         };
-        let stats = run_generation(&job)?;
+        let stats = run_generation(&job)?.stats;
         Ok((
             stats,
             samples.into_inner().unwrap(),
@@ -962,8 +1075,9 @@ mod tests {
             write_shard: &write,
             on_game: &|_: &FinishedGame| {},
             agents: None,
+            carried: &[],
         };
-        let stats = run_generation(&job).unwrap();
+        let stats = run_generation(&job).unwrap().stats;
         assert_eq!(stats.games, 16);
         for server in &servers {
             // Both workers took games (4 at a time, 16 in all), and each
@@ -982,8 +1096,160 @@ mod tests {
             evaluators: &shared,
             ..job
         };
-        assert_eq!(run_generation(&job).unwrap().games, 24);
+        assert_eq!(run_generation(&job).unwrap().stats.games, 24);
         assert_eq!(shared[1].callers.lock().unwrap().len(), 1);
         assert!(shared[0].callers.lock().unwrap().len() <= 2);
+    }
+
+    /// A uniform evaluator that records how many positions each call held.
+    #[derive(Default)]
+    struct BatchSizes(Mutex<Vec<usize>>);
+
+    impl Evaluator<Game> for BatchSizes {
+        fn evaluate(
+            &self,
+            batch: &halatafl_mcts::LeafBatch<Game>,
+            out: &mut halatafl_mcts::Evaluations,
+        ) {
+            self.0.lock().unwrap().push(batch.len());
+            UniformEvaluator.evaluate(batch, out);
+        }
+    }
+
+    /// One generation of `games` on one worker, continuing `carried`: its
+    /// result, samples, finished games and each call's positions.
+    fn generation(
+        config: &RunConfig,
+        games: usize,
+        seed: u64,
+        carried: &[RunningGame],
+    ) -> (Played, Vec<StoredSample>, Vec<FinishedGame>, Vec<usize>) {
+        let finished = Mutex::new(Vec::new());
+        let samples = Mutex::new(Vec::new());
+        let write = |piece: ShardPiece| -> Result<(), TrainError> {
+            samples.lock().unwrap().extend_from_slice(piece.samples);
+            Ok(())
+        };
+        let sizes = [BatchSizes::default()];
+        let job = SelfPlayJob {
+            config,
+            threads: 1,
+            variant: Variant::two_foxes(),
+            evaluators: &sizes,
+            generation: 2,
+            seed,
+            games,
+            starts: &[],
+            write_shard: &write,
+            on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
+            agents: None,
+            carried,
+        };
+        let played = run_generation(&job).unwrap();
+        let [sizes] = sizes;
+        (
+            played,
+            samples.into_inner().unwrap(),
+            finished.into_inner().unwrap(),
+            sizes.0.into_inner().unwrap(),
+        )
+    }
+
+    #[test]
+    fn carried_games_keep_the_calls_full_and_finish_in_the_next_generation() {
+        let mut config = short_games();
+        config.selfplay.max_plies = 40;
+        config.selfplay.carry_over = true;
+        let slots = config.selfplay.concurrent_games;
+        let (first, first_samples, first_games, sizes) = generation(&config, 6, 7, &[]);
+        assert_eq!(first.stats.games, 6);
+        assert_eq!(first.stats.carried_in, 0);
+        // The slots are refilled until the worker has its six games (the
+        // last one's slot stays empty), so the calls stay full: a search
+        // sits a round out only when its leaf needs no network.
+        assert!(
+            (1..slots).contains(&first.running.len()),
+            "{}",
+            first.running.len()
+        );
+        let mean = |sizes: &[usize]| sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+        assert!(sizes.iter().all(|&n| n + 1 >= slots), "{sizes:?}");
+        assert!(mean(&sizes) > 0.9 * slots as f64, "{sizes:?}");
+        let mut numbers: Vec<usize> = first_games.iter().map(|g| g.index).collect();
+        numbers.sort();
+        assert_eq!(numbers, (0..6).collect::<Vec<_>>());
+        assert_eq!(first_samples.len(), first.stats.samples);
+        // Each ply counts where it was played: the running games' so far.
+        let running_plies = |p: &Played| p.running.iter().map(RunningGame::plies).sum::<usize>();
+        assert_eq!(
+            first.stats.plies_played,
+            first.stats.plies + running_plies(&first)
+        );
+
+        // Without it the same games end one by one and the calls shrink.
+        let mut plain = config.clone();
+        plain.selfplay.carry_over = false;
+        let (alone, _, _, plain_sizes) = generation(&plain, 6, 7, &[]);
+        assert!(alone.running.is_empty());
+        assert!(plain_sizes.contains(&1), "{plain_sizes:?}");
+        assert!(mean(&plain_sizes) < mean(&sizes), "{plain_sizes:?}");
+
+        // In the next generation the carried games go on from where they
+        // stopped, with a sample for each of their positions, old and new.
+        let carried: Vec<(String, usize)> = first
+            .running
+            .iter()
+            .map(|g| (g.game.moves_text(), g.slot.pending.len()))
+            .collect();
+        let (second, samples, games, _) = generation(&config, 6, 8, &first.running);
+        assert_eq!(second.stats.games, 6);
+        assert_eq!(second.stats.carried_in, carried.len());
+        assert_eq!(
+            second.stats.plies_played,
+            second.stats.plies + running_plies(&second) - running_plies(&first)
+        );
+        for (g, game_samples) in by_game(&samples, &games) {
+            assert_eq!(g.samples, g.plies, "every position is a sample");
+            assert_eq!(game_samples.len(), g.plies);
+            if g.carried {
+                assert!(
+                    carried
+                        .iter()
+                        .any(|(moves, n)| g.moves.starts_with(moves.as_str()) && *n < g.plies),
+                    "game {} does not go on from a carried one",
+                    g.index
+                );
+            }
+        }
+
+        // Saved and read back, the carried games play the same generation.
+        let dir = std::env::temp_dir().join(format!("halatafl-carry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(crate::running::RUNNING_FILE);
+        crate::running::write_running(&path, 1, Variant::two_foxes(), &first.running).unwrap();
+        let read = crate::running::read_running(&path, 1, Variant::two_foxes()).unwrap();
+        let (again, again_samples, again_games, _) = generation(&config, 6, 8, &read);
+        assert_eq!(again_samples, samples);
+        assert_eq!(again_games, games);
+        let untimed = |s: &SelfPlayStats| SelfPlayStats {
+            seconds: 0.0,
+            ..s.clone()
+        };
+        assert_eq!(untimed(&again.stats), untimed(&second.stats));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn shares_of_a_generation_cover_its_games_once() {
+        for (games, threads) in [(96, 2), (7, 3), (5, 5), (1, 1)] {
+            let mut next = 0;
+            for w in 0..threads {
+                let (share, first) = worker_share(games, threads, w);
+                assert_eq!(first, next, "{games} games on {threads}");
+                assert!(share == games / threads || share == games / threads + 1);
+                next += share;
+            }
+            assert_eq!(next, games);
+        }
     }
 }

@@ -15,10 +15,17 @@
 //! progress when the worker is killed are lost, nothing else. Between
 //! batches the worker looks for a newer checkpoint, and it stops once the
 //! last generation's checkpoint exists (or `finished.json`).
+//!
+//! With `selfplay.carry_over` a worker's games still running when a batch
+//! has its `async.shard_games` go on in its next batch (under the newest
+//! checkpoint then), so its network calls stay full; they live in the
+//! worker's memory only, and `halatafl train` keeps them in
+//! `shards/gen_NNNN/running.json` (see [`crate::running`]).
 
 use crate::error::{at, TrainError};
 use crate::learn_stage::{selfplay_may_play, SampleCounts};
 use crate::run::{bar, BaseFactory, Run, Stage};
+use crate::running::{read_running, write_running, RunningGame, RUNNING_FILE};
 use crate::selfplay::{run_generation, FinishedGame, SelfPlayJob, SelfPlayStats, ShardPiece};
 use crate::shard::{write_shard, ShardHeader, ShardOrigin, StoredSample};
 use halatafl_arena::{play_games, GameRow, MatchConfig};
@@ -38,6 +45,21 @@ fn drawn_starts_note(stats: &SelfPlayStats) -> String {
         n => format!(", {n} begun at positions of earlier games"),
     };
     note + &opponent_note(stats, "selfplay.opponent", "the network")
+}
+
+/// The log's note on `selfplay.carry_over`: the finished games begun
+/// earlier, and the games left running (none without it).
+fn carry_note(stats: &SelfPlayStats, running: Option<&Vec<RunningGame>>) -> String {
+    let Some(running) = running else {
+        return String::new();
+    };
+    let plies: usize = running.iter().map(RunningGame::plies).sum();
+    format!(
+        ", {} finished games begun earlier, {} left running (at ply {:.0} on average)",
+        stats.carried_in,
+        running.len(),
+        plies as f64 / running.len().max(1) as f64
+    )
 }
 
 /// The log's note on games against a fixed opponent (`key`), and how many
@@ -110,6 +132,7 @@ impl Run {
                 opponent: expert.map(|side| side.other()),
                 moves: row.moves.clone(),
                 start: None,
+                carried: false,
             });
             samples.extend(game_samples);
         }
@@ -163,7 +186,11 @@ impl Run {
             resign_checked: stats.resign_checked,
             resign_false: stats.resign_false,
             games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
-            positions_per_second: stats.plies as f64 / stats.seconds.max(1e-9),
+            positions_per_second: match stats.plies_played {
+                0 => stats.plies,
+                played => played,
+            } as f64
+                / stats.seconds.max(1e-9),
             seconds: stats.seconds,
             net_batch_mean,
             cache_hit_rate,
@@ -260,11 +287,21 @@ impl Run {
             ));
         };
         let starts = self.start_positions(generation)?;
+        let variant = cfg.variant()?;
+        // Generation 1 follows generation 0, which plays no self-play.
+        let carried = match cfg.selfplay.carry_over && generation >= 2 {
+            true => read_running(
+                &self.shard_dir(generation - 1).join(RUNNING_FILE),
+                generation - 1,
+                variant,
+            )?,
+            false => Vec::new(),
+        };
         let job = SelfPlayJob {
             config: cfg,
             starts: &starts,
             threads,
-            variant: cfg.variant()?,
+            variant,
             evaluators: &evaluators,
             generation,
             seed: self.stage_seed(generation, Stage::SelfPlay),
@@ -272,9 +309,15 @@ impl Run {
             write_shard: &write,
             on_game: &on_game,
             agents: Some(base_factory),
+            carried: &carried,
         };
-        let stats = run_generation(&job)?;
+        let played = run_generation(&job)?;
+        let stats = played.stats;
         pb.finish_and_clear();
+        if cfg.selfplay.carry_over {
+            let path = shard_dir.join(RUNNING_FILE);
+            write_running(&path, generation, variant, &played.running)?;
+        }
         let games = finished.into_inner().expect("games lock");
         self.write_selfplay_games(&shard_dir.join("games.csv"), generation, games)?;
         let ev: EvaluatorStats = evaluators.iter().map(NetEvaluator::stats).sum();
@@ -284,7 +327,8 @@ impl Run {
             "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
-        ) + &drawn_starts_note(&stats)));
+        ) + &drawn_starts_note(&stats)
+            + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running))));
         Ok(stats)
     }
 }
@@ -403,6 +447,9 @@ impl Run {
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
         let mut loaded: Option<(u32, Vec<NetEvaluator>, Vec<Position>)> = None;
+        // With selfplay.carry_over, the games the last batch left running
+        // (held in memory: they are lost if the worker is killed).
+        let mut running: Vec<RunningGame> = Vec::new();
         let mut counts = SampleCounts::default();
         let mut waiting = false;
         loop {
@@ -478,8 +525,11 @@ impl Run {
                 write_shard: &collect,
                 on_game: &|g: &FinishedGame| finished.lock().expect("games lock").push(g.clone()),
                 agents: Some(base_factory),
+                carried: &running,
             };
-            let stats = run_generation(&job)?;
+            let played = run_generation(&job)?;
+            let stats = played.stats;
+            running = played.running;
             let samples = samples.into_inner().expect("samples lock");
             let ev: EvaluatorStats = evaluators.iter().map(NetEvaluator::stats).sum();
             let origin = ShardOrigin {

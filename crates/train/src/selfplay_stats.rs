@@ -42,6 +42,16 @@ pub struct SelfPlayStats {
     /// ... and how many of them the network won or drew.
     #[serde(default)]
     pub opponent_not_lost: usize,
+    /// Games that began in an earlier generation (`selfplay.carry_over`).
+    #[serde(default)]
+    pub carried_in: usize,
+    /// Plies played in these games' time, by the finished games and by
+    /// those left running. With `selfplay.carry_over`, `plies` counts a
+    /// carried game's whole length where it finishes; this counts each ply
+    /// where it was played, so it is the one to divide by `seconds`.
+    /// 0 in the headers of shards written before it existed.
+    #[serde(default)]
+    pub plies_played: usize,
 }
 
 impl SelfPlayStats {
@@ -62,5 +72,7 @@ impl SelfPlayStats {
         self.drawn_starts += other.drawn_starts;
         self.opponent_games += other.opponent_games;
         self.opponent_not_lost += other.opponent_not_lost;
+        self.carried_in += other.carried_in;
+        self.plies_played += other.plies_played;
     }
 }
