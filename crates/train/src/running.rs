@@ -368,45 +368,19 @@ mod tests {
         assert!(err.contains("the run plays \"two-foxes\""), "{err}");
         let err = refused(&|v| v["version"] = 9.into(), 4);
         assert!(err.contains("version 9"), "{err}");
-        let game = |v: &mut serde_json::Value| v["games"][0].take();
-        let err = refused(
-            &|v| {
-                let mut g = game(v);
-                g["moves"] = "zz".into();
-                v["games"][0] = g;
-            },
-            4,
-        );
+        let err = refused(&|v| v["games"][0]["moves"] = "zz".into(), 4);
         assert!(err.contains("game 1: move 1 `zz`"), "{err}");
         let err = refused(
-            &|v| {
-                let mut g = game(v);
-                g["samples"][1]["policy"] = serde_json::json!([1.0]);
-                v["games"][0] = g;
-            },
+            &|v| v["games"][0]["samples"][1]["policy"] = serde_json::json!([1.0]),
             4,
         );
         assert!(
             err.contains("game 1: the sample at ply 3 has 1 policy entries"),
             "{err}"
         );
-        let err = refused(
-            &|v| {
-                let mut g = game(v);
-                g["samples"][1]["ply"] = 9.into();
-                v["games"][0] = g;
-            },
-            4,
-        );
+        let err = refused(&|v| v["games"][0]["samples"][1]["ply"] = 9.into(), 4);
         assert!(err.contains("a sample at ply 9"), "{err}");
-        let err = refused(
-            &|v| {
-                let mut g = game(v);
-                g["opponent"] = "hens".into();
-                v["games"][0] = g;
-            },
-            4,
-        );
+        let err = refused(&|v| v["games"][0]["opponent"] = "hens".into(), 4);
         assert!(err.contains("opponent: unknown side `hens`"), "{err}");
         std::fs::write(&path, "{").unwrap();
         let err = read_running(&path, 4, variant).unwrap_err().to_string();
