@@ -22,7 +22,10 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           a trained network: MCTS with N simulations
                                           guided by it, or its raw policy with sims=0
   best[:sims=N|ms=T][,net options]        the network shipped in models/ (built into the
-                                          binary), e.g. best:ms=100; raw policy by default";
+                                          binary), e.g. best:ms=100; raw policy by default
+  any of these with prove=N               first a root proof search of N df-pn nodes: a
+                                          proven win is played at once (classic Fox and
+                                          Geese without sideways steps only)";
 
 /// Network agents of one process share one inference server per checkpoint;
 /// front ends that evaluate positions themselves (the analysis board) take
@@ -35,18 +38,91 @@ pub fn net_registry() -> &'static halatafl_nn::NetRegistry {
 /// Builds the agent `spec` names, seeded with `seed`, for games of `variant`.
 pub fn build_agent(spec: &str, seed: u64, variant: Variant) -> Result<Box<dyn Agent>, SpecError> {
     // Search agents play any variant; network agents check theirs.
-    let parsed = AgentSpec::parse(spec, AGENT_FORMS)?;
+    let mut parsed = AgentSpec::parse(spec, AGENT_FORMS)?;
+    // `prove=N` wraps any kind; the kind's own builder never sees it.
+    let prove: Option<u64> = parsed.get("prove")?;
+    let full = parsed.to_string();
+    parsed.params.remove("prove");
+    let agent = build_kind(&parsed, seed, variant)?;
+    match prove {
+        None => Ok(agent),
+        Some(nodes) => halatafl_solver::ProvingAgent::new(agent, nodes, full.clone(), variant)
+            .map(|a| Box::new(a) as Box<dyn Agent>)
+            .map_err(|why| SpecError::BadValue {
+                spec: full,
+                key: "prove".into(),
+                value: nodes.to_string(),
+                why,
+            }),
+    }
+}
+
+/// The agent of `parsed`'s kind.
+fn build_kind(
+    parsed: &AgentSpec,
+    seed: u64,
+    variant: Variant,
+) -> Result<Box<dyn Agent>, SpecError> {
     match parsed.kind.as_str() {
         "random" => {
             parsed.check_keys(&[])?;
             Ok(Box::new(RandomAgent::new(seed)))
         }
-        "alphabeta" => Ok(Box::new(AlphaBeta::from_spec(&parsed, seed)?)),
-        "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(
-            &parsed, seed,
-        )?)),
-        "net" => halatafl_nn::build_net_agent(&parsed, seed, variant, net_registry()),
-        "best" => halatafl_nn::build_shipped_agent(&parsed, seed, variant, net_registry()),
+        "alphabeta" => Ok(Box::new(AlphaBeta::from_spec(parsed, seed)?)),
+        "mcts" => Ok(Box::new(halatafl_mcts::MctsAgent::from_spec(parsed, seed)?)),
+        "net" => halatafl_nn::build_net_agent(parsed, seed, variant, net_registry()),
+        "best" => halatafl_nn::build_shipped_agent(parsed, seed, variant, net_registry()),
         _ => Err(parsed.unknown_kind(AGENT_FORMS)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_agent::Budget;
+    use halatafl_rules::{Game, Position};
+
+    #[test]
+    fn prove_wraps_any_kind_in_classic_without_sideways_steps_only() {
+        let classic: Variant = "classic geese=13".parse().unwrap();
+        // Geese to move and win in a few moves.
+        let won =
+            Position::from_fen("GF./.GG/GGGGGGG/..G.GG./......./.../... g 1", classic).unwrap();
+        let mut agent = build_agent("alphabeta:depth=1,prove=500", 1, classic).unwrap();
+        assert_eq!(agent.spec(), "alphabeta:depth=1,prove=500");
+        let decision = agent.choose(&Game::new(won), &Budget::default());
+        assert!(
+            decision.info.extra.starts_with("proven win in "),
+            "{decision:?}"
+        );
+        // Without the key the kind's own agent plays, as before.
+        let mut plain = build_agent("alphabeta:depth=1", 1, classic).unwrap();
+        let plain_move = plain.choose(&Game::new(won), &Budget::default());
+        assert!(!plain_move.info.extra.contains("proven"));
+
+        for (spec, variant, why) in [
+            (
+                "random:prove=100",
+                Variant::two_foxes(),
+                "repetition draw depends",
+            ),
+            ("random:prove=0", classic, "node count in [1, 10000000]"),
+            ("random:prove=many", classic, "invalid digit"),
+        ] {
+            let err = build_agent(spec, 1, variant).err().unwrap().to_string();
+            assert!(
+                err.contains("`prove=") && err.contains(why),
+                "{spec}: {err}"
+            );
+        }
+        // The kind still refuses keys it does not take.
+        let err = build_agent("random:prove=100,depth=2", 1, classic)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("`depth` is not an option of `random`"),
+            "{err}"
+        );
     }
 }

@@ -121,6 +121,7 @@
 pub mod accuracy;
 pub mod dag;
 pub mod order;
+pub mod proving;
 pub mod replay;
 pub mod retro;
 mod search;
@@ -131,6 +132,7 @@ mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
 pub use order::MoveOrder;
+pub use proving::ProvingAgent;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
 pub use search::{goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig};
