@@ -54,7 +54,9 @@ use std::time::Instant;
 /// How one self-play game ended.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FinishedGame {
-    /// The game's number in its generation, from 0.
+    /// The game's number in its generation, from 0: the order it was
+    /// begun in, or with `selfplay.carry_over` the order it finished in
+    /// (by worker), since a carried game was begun in another generation.
     pub index: usize,
     /// `foxes`, `geese` or `draw`.
     pub result: &'static str,
