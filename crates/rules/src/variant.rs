@@ -94,6 +94,16 @@ impl Variant {
         matches!(self.kind, VariantKind::Classic)
     }
 
+    /// Whether no position can occur twice in a game: classic Fox and
+    /// Geese without sideways steps, where every goose move raises the
+    /// geese's summed rows and every capture lowers their count. There the
+    /// game is a DAG, repetition draws cannot happen, and a position's
+    /// value does not depend on the game's history.
+    #[inline]
+    pub const fn no_position_recurs(self) -> bool {
+        self.is_classic() && !self.sideways
+    }
+
     /// Number of foxes on the board (foxes are never captured).
     #[inline]
     pub const fn foxes(self) -> u32 {

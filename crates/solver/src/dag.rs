@@ -288,7 +288,7 @@ pub struct DagSolver {
 /// Whether `position` is one the DAG method answers exactly.
 pub fn check_position(position: &Position) -> Result<(), DagError> {
     let v = position.variant();
-    if !v.is_classic() || v.sideways {
+    if !v.no_position_recurs() {
         return Err(DagError::Variant(v.to_string()));
     }
     // A fox step adds one to the counter, a goose move resets it: the game

@@ -47,7 +47,7 @@ impl ProvingAgent {
         spec: String,
         variant: Variant,
     ) -> Result<ProvingAgent, String> {
-        if !variant.is_classic() || variant.sideways {
+        if !variant.no_position_recurs() {
             return Err(format!(
                 "a root proof search is exact only in classic Fox and Geese without sideways steps \
                  (no position recurs there); in {variant} a repetition draw depends on the game's history"

@@ -679,8 +679,7 @@ impl Solver {
 /// counter of 98; "the mover does not win" then means "the other side
 /// wins", and one boolean search decides.
 fn cannot_draw(position: &Position) -> bool {
-    let v = position.variant();
-    v.is_classic() && !v.sideways && position.quiet() < 98
+    position.variant().no_position_recurs() && position.quiet() < 98
 }
 
 /// Stack of the search threads: a frame per ply, and paths can be long.
