@@ -79,6 +79,9 @@ pub struct FinishedGame {
     pub start: Option<String>,
     /// It began in an earlier generation (`selfplay.carry_over`).
     pub carried: bool,
+    /// Plies played in this generation: `plies` less those played before
+    /// it was carried in.
+    pub plies_here: usize,
 }
 
 impl SelfPlayStats {
@@ -103,6 +106,7 @@ impl SelfPlayStats {
             self.resign_false += f as usize;
         }
         self.carried_in += g.carried as usize;
+        self.plies_played += g.plies_here;
     }
 }
 
@@ -263,14 +267,41 @@ pub struct Played {
     pub running: Vec<RunningGame>,
 }
 
-/// Worker `worker`'s share of `games` over `threads` workers with
-/// `selfplay.carry_over`, and the number its first finished game gets.
-fn worker_share(games: usize, threads: usize, worker: usize) -> (usize, usize) {
-    let (each, extra) = (games / threads, games % threads);
-    (
-        each + (worker < extra) as usize,
-        worker * each + worker.min(extra),
-    )
+/// What one worker owes of a generation with `selfplay.carry_over`: its
+/// share of the games (`games / threads`, the first `games % threads`
+/// workers one more), numbered from `first`; without it the worker plays
+/// games until none is left and keeps their numbers.
+struct Share {
+    carry: bool,
+    size: usize,
+    first: usize,
+    finished: usize,
+}
+
+impl Share {
+    fn new(carry: bool, games: usize, threads: usize, worker: usize) -> Share {
+        let (each, extra) = (games / threads, games % threads);
+        Share {
+            carry,
+            size: each + (worker < extra) as usize,
+            first: worker * each + worker.min(extra),
+            finished: 0,
+        }
+    }
+
+    /// Counts a finished game and, with carry_over, numbers it by when it
+    /// finished.
+    fn count(&mut self, slot: &mut Slot) {
+        if self.carry {
+            slot.index = self.first + self.finished;
+        }
+        self.finished += 1;
+    }
+
+    /// The worker has finished its share (never without carry_over).
+    fn done(&self) -> bool {
+        self.carry && self.finished >= self.size
+    }
 }
 
 /// One worker thread's samples, to be stored as a shard.
@@ -325,10 +356,9 @@ fn worker_loop<E: Evaluator<Game>>(
     let cfg = job.config;
     let threads = job.threads.max(1);
     let carry = cfg.selfplay.carry_over;
-    let (share, first_index) = worker_share(job.games, threads, worker);
-    // With carry_over: this worker's finished games and new games so far.
-    let (mut finished, mut begun) = (0usize, 0usize);
-    let done = |finished: usize| carry && finished >= share;
+    let mut share = Share::new(carry, job.games, threads, worker);
+    // With carry_over: the new games this worker has begun.
+    let mut begun = 0;
     let evaluator = &job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
@@ -360,7 +390,7 @@ fn worker_loop<E: Evaluator<Game>>(
     }
     loop {
         // Fill free slots with new games.
-        while slots.len() < cfg.selfplay.concurrent_games && !done(finished) {
+        while slots.len() < cfg.selfplay.concurrent_games && !share.done() {
             let index = if carry {
                 begun += 1;
                 worker + (begun - 1) * threads
@@ -411,10 +441,7 @@ fn worker_loop<E: Evaluator<Game>>(
                 cfg,
                 job.generation,
             )? {
-                if carry {
-                    slot.index = first_index + finished;
-                }
-                finished += 1;
+                share.count(&mut slot);
                 finish(job, slot, &search, winner, reason, &mut shard, totals)?;
                 continue;
             }
@@ -422,7 +449,7 @@ fn worker_loop<E: Evaluator<Game>>(
             searches.push(search);
             slots.push(slot);
         }
-        if slots.is_empty() || done(finished) {
+        if slots.is_empty() || share.done() {
             break;
         }
         // One round of leaves from every unfinished search; searches whose
@@ -483,12 +510,9 @@ fn worker_loop<E: Evaluator<Game>>(
                 Some((winner, reason)) => {
                     let mut slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
-                    if carry {
-                        slot.index = first_index + finished;
-                    }
-                    finished += 1;
+                    share.count(&mut slot);
                     finish(job, slot, &search, winner, reason, &mut shard, totals)?;
-                    if done(finished) {
+                    if share.done() {
                         break;
                     }
                 }
@@ -655,7 +679,6 @@ fn finish<E: Evaluator<Game>>(
     totals: &Mutex<SelfPlayStats>,
 ) -> Result<(), TrainError> {
     let plies = search.game().ply();
-    let slot_first_ply = slot.first_ply;
     let samples = slot.pending.len();
     let half_life = job.config.selfplay.result_half_life;
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
@@ -673,6 +696,7 @@ fn finish<E: Evaluator<Game>>(
         moves: search.game().moves_text(),
         start: slot.drawn.then(|| search.game().start_position().fen()),
         carried: slot.carried,
+        plies_here: plies - slot.first_ply,
     };
     shard.add_game(
         slot.pending
@@ -689,10 +713,7 @@ fn finish<E: Evaluator<Game>>(
                 StoredSample { sample, search_wdl }
             }),
     )?;
-    let mut totals = totals.lock().expect("totals lock");
-    totals.add(&finished);
-    totals.plies_played += plies - slot_first_ply;
-    drop(totals);
+    totals.lock().expect("totals lock").add(&finished);
     (job.on_game)(&finished);
     Ok(())
 }
@@ -1246,7 +1267,9 @@ mod tests {
         for (games, threads) in [(96, 2), (7, 3), (5, 5), (1, 1)] {
             let mut next = 0;
             for w in 0..threads {
-                let (share, first) = worker_share(games, threads, w);
+                let Share {
+                    size: share, first, ..
+                } = Share::new(true, games, threads, w);
                 assert_eq!(first, next, "{games} games on {threads}");
                 assert!(share == games / threads || share == games / threads + 1);
                 next += share;

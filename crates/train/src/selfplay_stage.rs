@@ -49,7 +49,7 @@ fn drawn_starts_note(stats: &SelfPlayStats) -> String {
 
 /// The log's note on `selfplay.carry_over`: the finished games begun
 /// earlier, and the games left running (none without it).
-fn carry_note(stats: &SelfPlayStats, running: Option<&Vec<RunningGame>>) -> String {
+fn carry_note(stats: &SelfPlayStats, running: Option<&[RunningGame]>) -> String {
     let Some(running) = running else {
         return String::new();
     };
@@ -133,6 +133,7 @@ impl Run {
                 moves: row.moves.clone(),
                 start: None,
                 carried: false,
+                plies_here: row.plies,
             });
             samples.extend(game_samples);
         }
@@ -186,6 +187,7 @@ impl Run {
             resign_checked: stats.resign_checked,
             resign_false: stats.resign_false,
             games_per_second: stats.games as f64 / stats.seconds.max(1e-9),
+            // 0: the totals of shard headers written before the count.
             positions_per_second: match stats.plies_played {
                 0 => stats.plies,
                 played => played,
@@ -328,7 +330,7 @@ impl Run {
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
         ) + &drawn_starts_note(&stats)
-            + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running))));
+            + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))));
         Ok(stats)
     }
 }
