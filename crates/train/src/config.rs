@@ -651,6 +651,14 @@ pub struct SelfPlaySection {
     /// network's search targets. Off: each generation plays its games from
     /// the start to the end.
     pub carry_over: bool,
+    /// Proven value targets, in df-pn nodes a sample (0: off): before a
+    /// finished game's samples are stored, a proof search of this many
+    /// nodes asks whether each sample's side to move wins, and where it
+    /// settles the question the exact result replaces the value target
+    /// (the result and the search value alike). Only in classic Fox and
+    /// Geese without sideways steps, where no position recurs and a proof
+    /// holds whatever the game's history. See [`crate::proven_targets`].
+    pub prove_targets: u64,
     /// Short-term value target, in plies (0: off, the plain game result). A
     /// sample's win/draw/loss target is the game's result blended toward a
     /// draw by `0.5^(plies to the end / result_half_life)`: a position 100
@@ -707,6 +715,7 @@ impl Default for SelfPlaySection {
             resign_playout_fraction: 0.2,
             samples_per_shard: 4096,
             carry_over: false,
+            prove_targets: 0,
             result_half_life: 0.0,
             start_position_fraction: 0.0,
             start_games: Vec::new(),
@@ -749,6 +758,16 @@ impl SelfPlaySection {
             p.samples_per_shard,
             1..=MAX_SAMPLES_PER_SHARD,
         )?;
+        if p.prove_targets > halatafl_solver::proving::MAX_PROVE_NODES {
+            return Err(bad(
+                "selfplay.prove_targets",
+                p.prove_targets,
+                format!(
+                    "must be a node count in [0, {}] (0: off)",
+                    halatafl_solver::proving::MAX_PROVE_NODES
+                ),
+            ));
+        }
         real(
             "selfplay.result_half_life",
             p.result_half_life,
@@ -1377,6 +1396,17 @@ impl RunConfig {
         self.bootstrap.check(&self.network.init)?;
         self.search.check(self.network.heads())?;
         self.selfplay.check()?;
+        let variant = self.variant()?;
+        if self.selfplay.prove_targets > 0 && !variant.no_position_recurs() {
+            return Err(bad(
+                "selfplay.prove_targets",
+                self.selfplay.prove_targets,
+                format!(
+                    "a proven value is exact only in classic Fox and Geese without sideways steps \
+                     (no position recurs there); in {variant} a repetition draw depends on the game's history"
+                ),
+            ));
+        }
         self.replay.check()?;
         // train.min_lr is checked against train.lr after the schedule parses.
         self.train.check_before_schedule()?;
@@ -1550,6 +1580,9 @@ mod tests {
         ("selfplay.opponent_random_moves", "0.2"),
         ("selfplay.result_half_life", "-1.0"),
         ("selfplay.result_half_life", "nan"),
+        ("selfplay.prove_targets", "20000000"),
+        // The default variant is Two Foxes, where positions recur.
+        ("selfplay.prove_targets", "1000"),
         ("selfplay.start_position_fraction", "1.5"),
         (
             "selfplay.start_games",

@@ -13,6 +13,7 @@ pub mod config;
 pub mod error;
 pub mod eval_stage;
 pub mod learn_stage;
+pub mod proven_targets;
 pub mod run;
 pub mod running;
 pub mod selfplay;

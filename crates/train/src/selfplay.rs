@@ -33,6 +33,7 @@
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
+use crate::proven_targets::TargetProver;
 use crate::running::RunningGame;
 pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
@@ -82,6 +83,9 @@ pub struct FinishedGame {
     /// Plies played in this generation: `plies` less those played before
     /// it was carried in.
     pub plies_here: usize,
+    /// Samples whose value target a proof search settled
+    /// (`selfplay.prove_targets`).
+    pub proven_samples: usize,
 }
 
 impl SelfPlayStats {
@@ -107,6 +111,7 @@ impl SelfPlayStats {
         }
         self.carried_in += g.carried as usize;
         self.plies_played += g.plies_here;
+        self.proven_samples += g.proven_samples;
     }
 }
 
@@ -362,6 +367,7 @@ fn worker_loop<E: Evaluator<Game>>(
     let evaluator = &job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
+    let mut prover = TargetProver::new(cfg.selfplay.prove_targets, job.variant);
     let opponent_sides = cfg.selfplay.opponent_side()?;
     let mut searches: Vec<Search<Game>> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
@@ -442,7 +448,7 @@ fn worker_loop<E: Evaluator<Game>>(
                 job.generation,
             )? {
                 share.count(&mut slot);
-                finish(job, slot, &search, winner, reason, &mut shard, totals)?;
+                finish(job, slot, &search, winner, reason, &mut shard, &mut prover, totals)?;
                 continue;
             }
             start_network_move(cfg, &mut slot, &mut search);
@@ -511,7 +517,7 @@ fn worker_loop<E: Evaluator<Game>>(
                     let mut slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
                     share.count(&mut slot);
-                    finish(job, slot, &search, winner, reason, &mut shard, totals)?;
+                    finish(job, slot, &search, winner, reason, &mut shard, &mut prover, totals)?;
                     if share.done() {
                         break;
                     }
@@ -667,8 +673,10 @@ fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game
     });
 }
 
-/// A finished game: its samples get their targets and go to `shard`, and
-/// its totals and progress are reported.
+/// A finished game: its samples get their targets (proven ones where
+/// `prover` settles them) and go to `shard`, and its totals and progress
+/// are reported.
+#[allow(clippy::too_many_arguments)]
 fn finish<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     slot: Slot,
@@ -676,6 +684,7 @@ fn finish<E: Evaluator<Game>>(
     winner: Option<Side>,
     reason: String,
     shard: &mut ShardBuffer,
+    prover: &mut Option<TargetProver>,
     totals: &Mutex<SelfPlayStats>,
 ) -> Result<(), TrainError> {
     let plies = search.game().ply();
@@ -684,6 +693,20 @@ fn finish<E: Evaluator<Game>>(
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
     let resigned = reason == "resigned";
     let geese_at_end = search.game().position().geese().count();
+    // Last to first: see crate::proven_targets.
+    let proven: Vec<Option<[f32; 3]>> = match prover {
+        Some(prover) => {
+            let mut values: Vec<_> = slot
+                .pending
+                .iter()
+                .rev()
+                .map(|(sample, ..)| prover.exact_wdl(&sample.position))
+                .collect();
+            values.reverse();
+            values
+        }
+        None => vec![None; samples],
+    };
     let finished = FinishedGame {
         index: slot.index,
         result: winner.map_or("draw", Side::name),
@@ -697,13 +720,19 @@ fn finish<E: Evaluator<Game>>(
         start: slot.drawn.then(|| search.game().start_position().fen()),
         carried: slot.carried,
         plies_here: plies - slot.first_ply,
+        proven_samples: proven.iter().flatten().count(),
     };
     shard.add_game(
         slot.pending
             .into_iter()
-            .map(|(mut sample, search_wdl, side, ply)| {
+            .zip(proven)
+            .map(|((mut sample, search_wdl, side, ply), proven)| {
                 let to_end = (plies as u32).saturating_sub(ply);
-                sample.wdl = discounted_wdl_for(winner, side, to_end, half_life);
+                sample.wdl = proven
+                    .unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
+                // The replay mixes the search value in: a proven value
+                // replaces it too, so the target is exact whatever the mix.
+                let search_wdl = proven.unwrap_or(search_wdl);
                 let taken = sample.position.geese().count().saturating_sub(geese_at_end);
                 sample.aux = AuxTarget::labels(GameEnd {
                     plies_to_end: to_end,
@@ -750,6 +779,17 @@ mod tests {
         games: usize,
         agents: Option<&BaseFactory>,
     ) -> Result<(SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>), TrainError> {
+        play_in(config, Variant::two_foxes(), starts, games, agents)
+    }
+
+    /// [`play_against`] in games of `variant`.
+    fn play_in(
+        config: &RunConfig,
+        variant: Variant,
+        starts: &[Position],
+        games: usize,
+        agents: Option<&BaseFactory>,
+    ) -> Result<(SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>), TrainError> {
         let finished = Mutex::new(Vec::new());
         let samples = Mutex::new(Vec::new());
         let write = |piece: ShardPiece| -> Result<(), TrainError> {
@@ -759,7 +799,7 @@ mod tests {
         let job = SelfPlayJob {
             config,
             threads: 1,
-            variant: Variant::two_foxes(),
+            variant,
             evaluators: &[UniformEvaluator],
             generation: 1,
             seed: 7,
@@ -959,6 +999,57 @@ mod tests {
         assert!(samples.iter().all(|s| s.sample.position != late));
         let (_, without_starts) = play(&config, &[], 10);
         assert_eq!(samples, without_starts);
+    }
+
+    #[test]
+    fn proven_targets_replace_the_value_with_the_exact_one() {
+        let classic: Variant = "classic geese=13".parse().unwrap();
+        // A late classic game with the fox to move: uniform searches finish
+        // it in a few dozen plies, and its positions are proven in a few
+        // thousand nodes.
+        let late =
+            Position::from_fen("GF./.GG/GGGGGGG/..G.GG./......./.../... f 1", classic).unwrap();
+        let mut config = short_games();
+        config.game.variant = "classic geese=13".into();
+        config.selfplay.max_plies = 300;
+        config.selfplay.start_position_fraction = 1.0;
+        let (plain_stats, plain) = {
+            let (stats, samples, _) = play_in(&config, classic, &[late], 6, None).unwrap();
+            (stats, samples)
+        };
+        assert_eq!(plain_stats.proven_samples, 0);
+        config.selfplay.prove_targets = 100_000;
+        config.validate().unwrap();
+        let (stats, proven, games) = play_in(&config, classic, &[late], 6, None).unwrap();
+        // The same games: proving changes the targets, not the play.
+        assert_eq!(stats.samples, plain_stats.samples);
+        assert_eq!(stats.proven_samples, stats.samples, "every late position is settled");
+        assert_eq!(
+            games.iter().map(|g| g.proven_samples).sum::<usize>(),
+            stats.samples
+        );
+        let mut exact = halatafl_solver::DagSolver::new(halatafl_solver::DagConfig {
+            budget_nodes: 10_000_000,
+            tt_mib: 16,
+        })
+        .unwrap();
+        let mut corrected = 0;
+        for (p, s) in proven.iter().zip(&plain) {
+            assert_eq!(p.sample.position, s.sample.position);
+            let position = &p.sample.position;
+            let winner = exact.solve(position).unwrap().winner;
+            let want = if winner == Some(position.side()) {
+                [1.0, 0.0, 0.0]
+            } else {
+                [0.0, 0.0, 1.0]
+            };
+            assert_eq!(p.sample.wdl, want, "{}", position.fen());
+            assert_eq!(p.search_wdl, want, "the search value is replaced too");
+            // The plain target is the game's result.
+            corrected += (s.sample.wdl != want) as usize;
+        }
+        // Uniform play throws won positions away: some results were wrong.
+        assert!(corrected > 0, "no result differed from the exact value");
     }
 
     #[test]

@@ -62,6 +62,18 @@ fn carry_note(stats: &SelfPlayStats, running: Option<&[RunningGame]>) -> String 
     )
 }
 
+/// The log's note on `selfplay.prove_targets`: the samples whose value a
+/// proof search settled (none without it).
+fn proven_note(stats: &SelfPlayStats, nodes: u64) -> String {
+    if nodes == 0 {
+        return String::new();
+    }
+    format!(
+        ", {} of {} samples' values proven ({nodes} nodes each)",
+        stats.proven_samples, stats.samples
+    )
+}
+
 /// The log's note on games against a fixed opponent (`key`), and how many
 /// of them `player` won or drew; empty when there were none.
 fn opponent_note(stats: &SelfPlayStats, key: &str, player: &str) -> String {
@@ -134,6 +146,8 @@ impl Run {
                 start: None,
                 carried: false,
                 plies_here: row.plies,
+                // The expert's samples are its games' results.
+                proven_samples: 0,
             });
             samples.extend(game_samples);
         }
@@ -330,7 +344,8 @@ impl Run {
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
         ) + &drawn_starts_note(&stats)
-            + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))));
+            + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))
+            + &proven_note(&stats, cfg.selfplay.prove_targets)));
         Ok(stats)
     }
 }

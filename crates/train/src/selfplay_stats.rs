@@ -52,6 +52,10 @@ pub struct SelfPlayStats {
     /// 0 in the headers of shards written before it existed.
     #[serde(default)]
     pub plies_played: usize,
+    /// Samples whose value target a proof search settled
+    /// (`selfplay.prove_targets`).
+    #[serde(default)]
+    pub proven_samples: usize,
 }
 
 impl SelfPlayStats {
@@ -74,5 +78,6 @@ impl SelfPlayStats {
         self.opponent_not_lost += other.opponent_not_lost;
         self.carried_in += other.carried_in;
         self.plies_played += other.plies_played;
+        self.proven_samples += other.proven_samples;
     }
 }

@@ -1,0 +1,131 @@
+//! Proven value targets (`[selfplay] prove_targets`): before a finished
+//! game's samples are stored, a df-pn proof search ([`halatafl_solver::Solver`])
+//! of a fixed node budget asks, for each sample's position, whether the side
+//! to move wins. Where it settles the question, the exact result replaces
+//! the sample's value target, both the game's result and the search value
+//! the replay mixes in (`replay.search_value_mix`); the rest keep theirs.
+//!
+//! Why: the classic network's remaining end-stage mistakes are geese wins
+//! its value head calls lost, and most of them are proven in a few hundred
+//! df-pn nodes (experiments/README.md, "Classic: a root proof search"). A
+//! value head trained on the game result learns such a position's value
+//! only from games that happened to be played out well from it; the search
+//! value mixed in repeats the head's own error. A proof costs a few hundred
+//! to a few thousand nodes and is exact, the same idea as the MCTS-solver's
+//! proven values (Winands, Björnsson and Saito 2008) carried into the
+//! targets. It is the run's own search, not the solved tables: nothing
+//! outside self-play's compute enters the labels.
+//!
+//! Only classic Fox and Geese without sideways steps: there no position
+//! recurs and the game has no draws, so one boolean search for the side to
+//! move settles the value from the position alone (a disproof is a loss),
+//! whatever the game's history.
+//!
+//! The samples of a game are proven from its last to its first: the late
+//! positions are the cheap ones, and the table (kept across games) then
+//! holds their values when an earlier position's proof reaches them.
+
+use halatafl_rules::{Position, Variant};
+use halatafl_solver::{SearchOutcome, Solver, SolverConfig};
+
+/// Table of a worker's proof search, in MiB.
+const TABLE_MIB: usize = 32;
+
+/// A worker's proof search for value targets.
+pub(crate) struct TargetProver {
+    solver: Solver,
+    nodes: u64,
+}
+
+impl TargetProver {
+    /// A prover of `nodes` nodes a position for games of `variant`; `None`
+    /// when `nodes` is 0 (the option is off). The config's validation has
+    /// refused variants where positions recur.
+    pub(crate) fn new(nodes: u64, variant: Variant) -> Option<TargetProver> {
+        if nodes == 0 {
+            return None;
+        }
+        assert!(
+            variant.no_position_recurs(),
+            "prove_targets in {variant}: validation lets it through only where no position recurs"
+        );
+        let solver = Solver::new(SolverConfig {
+            budget_nodes: nodes,
+            tt_mib: TABLE_MIB,
+            ..SolverConfig::default()
+        })
+        .expect("a valid solver config");
+        Some(TargetProver { solver, nodes })
+    }
+
+    /// The exact win/draw/loss of `position` for its side to move, if the
+    /// proof search settles it within the budget.
+    pub(crate) fn exact_wdl(&mut self, position: &Position) -> Option<[f32; 3]> {
+        let (outcome, _, _) = self.solver.prove(position, position.side(), self.nodes);
+        match outcome {
+            SearchOutcome::Proven => Some([1.0, 0.0, 0.0]),
+            // No draws in this variant: not winning is losing.
+            SearchOutcome::Disproven => Some([0.0, 0.0, 1.0]),
+            SearchOutcome::Unknown { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use halatafl_solver::{DagConfig, DagSolver};
+
+    fn classic() -> Variant {
+        "classic geese=13".parse().unwrap()
+    }
+
+    #[test]
+    fn it_is_off_at_zero_nodes() {
+        assert!(TargetProver::new(0, classic()).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "no position recurs")]
+    fn a_variant_with_recurring_positions_is_a_bug_here() {
+        TargetProver::new(100, "two-foxes".parse().unwrap());
+    }
+
+    #[test]
+    fn proven_values_agree_with_an_exhaustive_solve() {
+        // Positions of a late game: the fox at b7 nearly shut in, with
+        // either side to move, and two positions a ply or two off.
+        let fens = [
+            "GF./.GG/GGGGGGG/..G.GG./......./.../... g 1",
+            "GF./.GG/GGGGGGG/..G.GG./......./.../... f 1",
+            ".F./G.G/GGGGGGG/..G.GG./......./.../... g 1",
+            ".F./G.G/GGGGGGG/..G.GG./......./.../... f 1",
+        ];
+        let mut prover = TargetProver::new(100_000, classic()).unwrap();
+        let mut settled = 0;
+        for fen in fens {
+            let position = Position::from_fen(fen, classic()).unwrap();
+            let Some(wdl) = prover.exact_wdl(&position) else {
+                continue;
+            };
+            settled += 1;
+            let exact = DagSolver::new(DagConfig {
+                budget_nodes: 10_000_000,
+                tt_mib: 16,
+            })
+                .unwrap()
+                .solve(&position)
+                .expect("the DAG search solves a late position");
+            let mover_wins = exact.winner == Some(position.side());
+            assert_eq!(wdl, if mover_wins { [1.0, 0.0, 0.0] } else { [0.0, 0.0, 1.0] }, "{fen}");
+        }
+        assert!(settled >= 3, "only {settled} of 4 late positions settled");
+    }
+
+    #[test]
+    fn a_budget_too_small_leaves_the_start_unsettled() {
+        let mut prover = TargetProver::new(10, classic()).unwrap();
+        let start = Position::start(classic());
+        assert_eq!(prover.exact_wdl(&start), None);
+    }
+}
