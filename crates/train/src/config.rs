@@ -659,6 +659,12 @@ pub struct SelfPlaySection {
     /// Geese without sideways steps, where no position recurs and a proof
     /// holds whatever the game's history. See [`crate::proven_targets`].
     pub prove_targets: u64,
+    /// With `prove_targets`: in a sample proven won for its side to move,
+    /// each legal move is proven too (the same budget each), and the policy
+    /// target keeps only the moves proven to keep the win (their visits,
+    /// renormalised; evenly where they had none), as the MCTS-solver's root
+    /// policy does for wins proven inside its tree.
+    pub prove_policy: bool,
     /// Short-term value target, in plies (0: off, the plain game result). A
     /// sample's win/draw/loss target is the game's result blended toward a
     /// draw by `0.5^(plies to the end / result_half_life)`: a position 100
@@ -716,6 +722,7 @@ impl Default for SelfPlaySection {
             samples_per_shard: 4096,
             carry_over: false,
             prove_targets: 0,
+            prove_policy: false,
             result_half_life: 0.0,
             start_position_fraction: 0.0,
             start_games: Vec::new(),
@@ -766,6 +773,13 @@ impl SelfPlaySection {
                     "must be a node count in [0, {}] (0: off)",
                     halatafl_solver::proving::MAX_PROVE_NODES
                 ),
+            ));
+        }
+        if p.prove_policy && p.prove_targets == 0 {
+            return Err(bad(
+                "selfplay.prove_policy",
+                p.prove_policy,
+                "needs selfplay.prove_targets > 0 (the proof search's nodes a position)",
             ));
         }
         real(
@@ -1583,6 +1597,7 @@ mod tests {
         ("selfplay.prove_targets", "20000000"),
         // The default variant is Two Foxes, where positions recur.
         ("selfplay.prove_targets", "1000"),
+        ("selfplay.prove_policy", "true"),
         ("selfplay.start_position_fraction", "1.5"),
         (
             "selfplay.start_games",

@@ -31,6 +31,16 @@ use halatafl_solver::{SearchOutcome, Solver, SolverConfig};
 /// Table of a worker's proof search, in MiB.
 const TABLE_MIB: usize = 32;
 
+/// What a proof settled about one sample.
+#[derive(Clone, Debug)]
+pub(crate) struct ProvenTarget {
+    /// The exact win/draw/loss for the side to move.
+    pub(crate) wdl: [f32; 3],
+    /// With `prove_policy`, in a won position: the policy target on the
+    /// winning moves ([`policy_on_winning_moves`]).
+    pub(crate) policy: Option<Vec<f32>>,
+}
+
 /// A worker's proof search for value targets.
 pub(crate) struct TargetProver {
     solver: Solver,
@@ -69,6 +79,56 @@ impl TargetProver {
             SearchOutcome::Unknown { .. } => None,
         }
     }
+
+    /// For a position its side to move wins: which of its legal moves
+    /// (in `legal_moves()` order) are proven to keep the win, each by a
+    /// proof search of the budget on the position after it. A winning move
+    /// the budget does not settle counts as not proven.
+    pub(crate) fn winning_moves(&mut self, position: &Position) -> Vec<bool> {
+        let mover = position.side();
+        position
+            .legal_moves()
+            .iter()
+            .map(|&mv| {
+                let after = position.play(mv).expect("a legal move plays");
+                match after.outcome_without_history() {
+                    Some(end) => end.winner == Some(mover),
+                    None => {
+                        let (outcome, _, _) = self.solver.prove(&after, mover, self.nodes);
+                        outcome == SearchOutcome::Proven
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// The policy target `[selfplay] prove_policy` gives a position proven won:
+/// `visits` (over the legal moves) kept on the moves proven to keep the win
+/// and renormalised, or spread evenly over them where the search gave them
+/// no visit; unchanged when no move is proven (as the MCTS-solver's own
+/// root policy: proven wins share the mass, proven losses get none).
+pub(crate) fn policy_on_winning_moves(visits: &[f32], winning: &[bool]) -> Vec<f32> {
+    debug_assert_eq!(visits.len(), winning.len());
+    let kept: f32 = visits
+        .iter()
+        .zip(winning)
+        .filter(|(_, &w)| w)
+        .map(|(v, _)| v)
+        .sum();
+    let proven = winning.iter().filter(|&&w| w).count();
+    if proven == 0 {
+        return visits.to_vec();
+    }
+    visits
+        .iter()
+        .zip(winning)
+        .map(|(&v, &w)| match (w, kept > 0.0) {
+            (false, _) => 0.0,
+            (true, true) => v / kept,
+            (true, false) => 1.0 / proven as f32,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -120,6 +180,52 @@ mod tests {
             assert_eq!(wdl, if mover_wins { [1.0, 0.0, 0.0] } else { [0.0, 0.0, 1.0] }, "{fen}");
         }
         assert!(settled >= 3, "only {settled} of 4 late positions settled");
+    }
+
+    #[test]
+    fn winning_moves_are_exactly_those_that_keep_the_win() {
+        let won =
+            Position::from_fen("GF./.GG/GGGGGGG/..G.GG./......./.../... g 1", classic()).unwrap();
+        let mut prover = TargetProver::new(100_000, classic()).unwrap();
+        assert_eq!(prover.exact_wdl(&won), Some([1.0, 0.0, 0.0]));
+        let winning = prover.winning_moves(&won);
+        let moves = won.legal_moves();
+        assert_eq!(winning.len(), moves.len());
+        let mut exact = DagSolver::new(DagConfig {
+            budget_nodes: 10_000_000,
+            tt_mib: 16,
+        })
+        .unwrap();
+        for (&mv, &w) in moves.iter().zip(&winning) {
+            let after = won.play(mv).unwrap();
+            let keeps = exact.solve(&after).unwrap().winner == Some(won.side());
+            assert_eq!(w, keeps, "{mv}");
+        }
+        assert!(winning.iter().any(|&w| w), "a won position has a winning move");
+        assert!(!winning.iter().all(|&w| w), "and here a losing one too");
+    }
+
+    #[test]
+    fn the_policy_keeps_the_visits_of_winning_moves() {
+        let winning = [false, true, true, false];
+        assert_eq!(
+            policy_on_winning_moves(&[0.5, 0.25, 0.0, 0.25], &winning),
+            [0.0, 1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            policy_on_winning_moves(&[0.5, 0.1, 0.3, 0.1], &winning),
+            [0.0, 0.25, 0.75, 0.0]
+        );
+        // No visit on a winning move: they share the mass evenly.
+        assert_eq!(
+            policy_on_winning_moves(&[0.5, 0.0, 0.0, 0.5], &winning),
+            [0.0, 0.5, 0.5, 0.0]
+        );
+        // No move proven: the visits stay.
+        assert_eq!(
+            policy_on_winning_moves(&[0.5, 0.0, 0.0, 0.5], &[false; 4]),
+            [0.5, 0.0, 0.0, 0.5]
+        );
     }
 
     #[test]

@@ -33,7 +33,7 @@
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
-use crate::proven_targets::TargetProver;
+use crate::proven_targets::{policy_on_winning_moves, ProvenTarget, TargetProver};
 use crate::running::RunningGame;
 pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
@@ -694,13 +694,21 @@ fn finish<E: Evaluator<Game>>(
     let resigned = reason == "resigned";
     let geese_at_end = search.game().position().geese().count();
     // Last to first: see crate::proven_targets.
-    let proven: Vec<Option<[f32; 3]>> = match prover {
+    let prove_policy = job.config.selfplay.prove_policy;
+    let proven: Vec<Option<ProvenTarget>> = match prover {
         Some(prover) => {
             let mut values: Vec<_> = slot
                 .pending
                 .iter()
                 .rev()
-                .map(|(sample, ..)| prover.exact_wdl(&sample.position))
+                .map(|(sample, ..)| {
+                    let wdl = prover.exact_wdl(&sample.position)?;
+                    let policy = (prove_policy && wdl[0] == 1.0).then(|| {
+                        let winning = prover.winning_moves(&sample.position);
+                        policy_on_winning_moves(&sample.policy, &winning)
+                    });
+                    Some(ProvenTarget { wdl, policy })
+                })
                 .collect();
             values.reverse();
             values
@@ -728,11 +736,15 @@ fn finish<E: Evaluator<Game>>(
             .zip(proven)
             .map(|((mut sample, search_wdl, side, ply), proven)| {
                 let to_end = (plies as u32).saturating_sub(ply);
-                sample.wdl = proven
+                let proven_wdl = proven.as_ref().map(|p| p.wdl);
+                sample.wdl = proven_wdl
                     .unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
                 // The replay mixes the search value in: a proven value
                 // replaces it too, so the target is exact whatever the mix.
-                let search_wdl = proven.unwrap_or(search_wdl);
+                let search_wdl = proven_wdl.unwrap_or(search_wdl);
+                if let Some(policy) = proven.and_then(|p| p.policy) {
+                    sample.policy = policy;
+                }
                 let taken = sample.position.geese().count().saturating_sub(geese_at_end);
                 sample.aux = AuxTarget::labels(GameEnd {
                     plies_to_end: to_end,
@@ -1050,6 +1062,29 @@ mod tests {
         }
         // Uniform play throws won positions away: some results were wrong.
         assert!(corrected > 0, "no result differed from the exact value");
+
+        // With prove_policy, a won sample's policy is on winning moves only.
+        config.selfplay.prove_policy = true;
+        config.validate().unwrap();
+        let (_, with_policy, _) = play_in(&config, classic, &[late], 6, None).unwrap();
+        let mut moved = 0;
+        for (p, s) in with_policy.iter().zip(&proven) {
+            assert_eq!(p.sample.wdl, s.sample.wdl);
+            if p.sample.wdl[0] != 1.0 {
+                assert_eq!(p.sample.policy, s.sample.policy, "only won samples change");
+                continue;
+            }
+            let position = &p.sample.position;
+            let total: f32 = p.sample.policy.iter().sum();
+            assert!((total - 1.0).abs() < 1e-5, "{total}");
+            for (&mv, &mass) in position.legal_moves().iter().zip(&p.sample.policy) {
+                let after = position.play(mv).unwrap();
+                let keeps = exact.solve(&after).unwrap().winner == Some(position.side());
+                assert!(mass == 0.0 || keeps, "{mv} loses in {}", position.fen());
+            }
+            moved += (p.sample.policy != s.sample.policy) as usize;
+        }
+        assert!(moved > 0, "uniform searches put mass on losing moves somewhere");
     }
 
     #[test]
