@@ -36,8 +36,9 @@ const TABLE_MIB: usize = 32;
 pub(crate) struct ProvenTarget {
     /// The exact win/draw/loss for the side to move.
     pub(crate) wdl: [f32; 3],
-    /// With `prove_policy`, in a won position: the policy target on the
-    /// winning moves ([`policy_on_winning_moves`]).
+    /// With `prove_policy`, in a won position whose visits were not all on
+    /// proven winning moves already: the policy target on the winning moves
+    /// ([`policy_on_winning_moves`]).
     pub(crate) policy: Option<Vec<f32>>,
 }
 

@@ -86,6 +86,9 @@ pub struct FinishedGame {
     /// Samples whose value target a proof search settled
     /// (`selfplay.prove_targets`).
     pub proven_samples: usize,
+    /// Of those, samples whose policy target `selfplay.prove_policy` moved
+    /// off moves not proven to keep the win.
+    pub proven_policies: usize,
 }
 
 impl SelfPlayStats {
@@ -112,6 +115,7 @@ impl SelfPlayStats {
         self.carried_in += g.carried as usize;
         self.plies_played += g.plies_here;
         self.proven_samples += g.proven_samples;
+        self.proven_policies += g.proven_policies;
     }
 }
 
@@ -703,10 +707,12 @@ fn finish<E: Evaluator<Game>>(
                 .rev()
                 .map(|(sample, ..)| {
                     let wdl = prover.exact_wdl(&sample.position)?;
-                    let policy = (prove_policy && wdl[0] == 1.0).then(|| {
-                        let winning = prover.winning_moves(&sample.position);
-                        policy_on_winning_moves(&sample.policy, &winning)
-                    });
+                    let policy = (prove_policy && wdl[0] == 1.0)
+                        .then(|| {
+                            let winning = prover.winning_moves(&sample.position);
+                            policy_on_winning_moves(&sample.policy, &winning)
+                        })
+                        .filter(|policy| *policy != sample.policy);
                     Some(ProvenTarget { wdl, policy })
                 })
                 .collect();
@@ -729,6 +735,7 @@ fn finish<E: Evaluator<Game>>(
         carried: slot.carried,
         plies_here: plies - slot.first_ply,
         proven_samples: proven.iter().flatten().count(),
+        proven_policies: proven.iter().flatten().filter(|p| p.policy.is_some()).count(),
     };
     shard.add_game(
         slot.pending
@@ -1066,7 +1073,8 @@ mod tests {
         // With prove_policy, a won sample's policy is on winning moves only.
         config.selfplay.prove_policy = true;
         config.validate().unwrap();
-        let (_, with_policy, _) = play_in(&config, classic, &[late], 6, None).unwrap();
+        let (stats_with_policy, with_policy, _) =
+            play_in(&config, classic, &[late], 6, None).unwrap();
         let mut moved = 0;
         for (p, s) in with_policy.iter().zip(&proven) {
             assert_eq!(p.sample.wdl, s.sample.wdl);
@@ -1085,6 +1093,7 @@ mod tests {
             moved += (p.sample.policy != s.sample.policy) as usize;
         }
         assert!(moved > 0, "uniform searches put mass on losing moves somewhere");
+        assert_eq!(stats_with_policy.proven_policies, moved);
     }
 
     #[test]

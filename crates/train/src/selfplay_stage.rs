@@ -22,6 +22,7 @@
 //! worker's memory only, and `halatafl train` keeps them in
 //! `shards/gen_NNNN/running.json` (see [`crate::running`]).
 
+use crate::config::SelfPlaySection;
 use crate::error::{at, TrainError};
 use crate::learn_stage::{selfplay_may_play, SampleCounts};
 use crate::run::{bar, BaseFactory, Run, Stage};
@@ -64,12 +65,20 @@ fn carry_note(stats: &SelfPlayStats, running: Option<&[RunningGame]>) -> String 
 
 /// The log's note on `selfplay.prove_targets`: the samples whose value a
 /// proof search settled (none without it).
-fn proven_note(stats: &SelfPlayStats, nodes: u64) -> String {
+fn proven_note(stats: &SelfPlayStats, selfplay: &SelfPlaySection) -> String {
+    let nodes = selfplay.prove_targets;
     if nodes == 0 {
         return String::new();
     }
+    let policies = match selfplay.prove_policy {
+        true => format!(
+            ", {} policies moved onto the winning moves",
+            stats.proven_policies
+        ),
+        false => String::new(),
+    };
     format!(
-        ", {} of {} samples' values proven ({nodes} nodes each)",
+        ", {} of {} samples' values proven ({nodes} nodes each){policies}",
         stats.proven_samples, stats.samples
     )
 }
@@ -148,6 +157,7 @@ impl Run {
                 plies_here: row.plies,
                 // The expert's samples are its games' results.
                 proven_samples: 0,
+                proven_policies: 0,
             });
             samples.extend(game_samples);
         }
@@ -345,7 +355,7 @@ impl Run {
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
         ) + &drawn_starts_note(&stats)
             + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))
-            + &proven_note(&stats, cfg.selfplay.prove_targets)));
+            + &proven_note(&stats, &cfg.selfplay)));
         Ok(stats)
     }
 }

@@ -56,6 +56,10 @@ pub struct SelfPlayStats {
     /// (`selfplay.prove_targets`).
     #[serde(default)]
     pub proven_samples: usize,
+    /// Of those, samples whose policy target `selfplay.prove_policy` moved
+    /// off moves not proven to keep the win.
+    #[serde(default)]
+    pub proven_policies: usize,
 }
 
 impl SelfPlayStats {
@@ -79,5 +83,6 @@ impl SelfPlayStats {
         self.carried_in += other.carried_in;
         self.plies_played += other.plies_played;
         self.proven_samples += other.proven_samples;
+        self.proven_policies += other.proven_policies;
     }
 }
