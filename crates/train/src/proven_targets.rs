@@ -25,6 +25,7 @@
 //! positions are the cheap ones, and the table (kept across games) then
 //! holds their values when an earlier position's proof reaches them.
 
+use halatafl_nn::Sample;
 use halatafl_rules::{Position, Variant};
 use halatafl_solver::{SearchOutcome, Solver, SolverConfig};
 
@@ -67,6 +68,32 @@ impl TargetProver {
         })
         .expect("a valid solver config");
         Some(TargetProver { solver, nodes })
+    }
+
+    /// What the proof search settles about each of a game's samples, in
+    /// their order; proven from the last to the first (see the module doc).
+    /// With `policy` (`prove_policy`), a won sample whose visits are not all
+    /// on moves proven to keep the win gets a policy target on those moves.
+    pub(crate) fn prove_game<'a>(
+        &mut self,
+        samples: impl DoubleEndedIterator<Item = &'a Sample>,
+        policy: bool,
+    ) -> Vec<Option<ProvenTarget>> {
+        let mut proven: Vec<_> = samples
+            .rev()
+            .map(|sample| {
+                let wdl = self.exact_wdl(&sample.position)?;
+                let policy = (policy && wdl[0] == 1.0)
+                    .then(|| {
+                        let winning = self.winning_moves(&sample.position);
+                        policy_on_winning_moves(&sample.policy, &winning)
+                    })
+                    .filter(|moved| *moved != sample.policy);
+                Some(ProvenTarget { wdl, policy })
+            })
+            .collect();
+        proven.reverse();
+        proven
     }
 
     /// The exact win/draw/loss of `position` for its side to move, if the

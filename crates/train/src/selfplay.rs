@@ -33,7 +33,7 @@
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
-use crate::proven_targets::{policy_on_winning_moves, ProvenTarget, TargetProver};
+use crate::proven_targets::TargetProver;
 use crate::running::RunningGame;
 pub use crate::selfplay_stats::SelfPlayStats;
 use crate::shard::StoredSample;
@@ -697,28 +697,11 @@ fn finish<E: Evaluator<Game>>(
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
     let resigned = reason == "resigned";
     let geese_at_end = search.game().position().geese().count();
-    // Last to first: see crate::proven_targets.
-    let prove_policy = job.config.selfplay.prove_policy;
-    let proven: Vec<Option<ProvenTarget>> = match prover {
-        Some(prover) => {
-            let mut values: Vec<_> = slot
-                .pending
-                .iter()
-                .rev()
-                .map(|(sample, ..)| {
-                    let wdl = prover.exact_wdl(&sample.position)?;
-                    let policy = (prove_policy && wdl[0] == 1.0)
-                        .then(|| {
-                            let winning = prover.winning_moves(&sample.position);
-                            policy_on_winning_moves(&sample.policy, &winning)
-                        })
-                        .filter(|policy| *policy != sample.policy);
-                    Some(ProvenTarget { wdl, policy })
-                })
-                .collect();
-            values.reverse();
-            values
-        }
+    let proven = match prover {
+        Some(prover) => prover.prove_game(
+            slot.pending.iter().map(|(sample, ..)| sample),
+            job.config.selfplay.prove_policy,
+        ),
         None => vec![None; samples],
     };
     let finished = FinishedGame {
