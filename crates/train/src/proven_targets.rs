@@ -212,11 +212,19 @@ mod tests {
                 budget_nodes: 10_000_000,
                 tt_mib: 16,
             })
-                .unwrap()
-                .solve(&position)
-                .expect("the DAG search solves a late position");
+            .unwrap()
+            .solve(&position)
+            .expect("the DAG search solves a late position");
             let mover_wins = exact.winner == Some(position.side());
-            assert_eq!(wdl, if mover_wins { [1.0, 0.0, 0.0] } else { [0.0, 0.0, 1.0] }, "{fen}");
+            assert_eq!(
+                wdl,
+                if mover_wins {
+                    [1.0, 0.0, 0.0]
+                } else {
+                    [0.0, 0.0, 1.0]
+                },
+                "{fen}"
+            );
         }
         assert!(settled >= 3, "only {settled} of 4 late positions settled");
     }
@@ -240,7 +248,10 @@ mod tests {
             let keeps = exact.solve(&after).unwrap().winner == Some(won.side());
             assert_eq!(w, keeps, "{mv}");
         }
-        assert!(winning.iter().any(|&w| w), "a won position has a winning move");
+        assert!(
+            winning.iter().any(|&w| w),
+            "a won position has a winning move"
+        );
         assert!(!winning.iter().all(|&w| w), "and here a losing one too");
     }
 

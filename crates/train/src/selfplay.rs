@@ -452,7 +452,16 @@ fn worker_loop<E: Evaluator<Game>>(
                 job.generation,
             )? {
                 share.count(&mut slot);
-                finish(job, slot, &search, winner, reason, &mut shard, &mut prover, totals)?;
+                finish(
+                    job,
+                    slot,
+                    &search,
+                    winner,
+                    reason,
+                    &mut shard,
+                    &mut prover,
+                    totals,
+                )?;
                 continue;
             }
             start_network_move(cfg, &mut slot, &mut search);
@@ -521,7 +530,16 @@ fn worker_loop<E: Evaluator<Game>>(
                     let mut slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
                     share.count(&mut slot);
-                    finish(job, slot, &search, winner, reason, &mut shard, &mut prover, totals)?;
+                    finish(
+                        job,
+                        slot,
+                        &search,
+                        winner,
+                        reason,
+                        &mut shard,
+                        &mut prover,
+                        totals,
+                    )?;
                     if share.done() {
                         break;
                     }
@@ -718,32 +736,33 @@ fn finish<E: Evaluator<Game>>(
         carried: slot.carried,
         plies_here: plies - slot.first_ply,
         proven_samples: proven.iter().flatten().count(),
-        proven_policies: proven.iter().flatten().filter(|p| p.policy.is_some()).count(),
+        proven_policies: proven
+            .iter()
+            .flatten()
+            .filter(|p| p.policy.is_some())
+            .count(),
     };
-    shard.add_game(
-        slot.pending
-            .into_iter()
-            .zip(proven)
-            .map(|((mut sample, search_wdl, side, ply), proven)| {
-                let to_end = (plies as u32).saturating_sub(ply);
-                let proven_wdl = proven.as_ref().map(|p| p.wdl);
-                sample.wdl = proven_wdl
-                    .unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
-                // The replay mixes the search value in: a proven value
-                // replaces it too, so the target is exact whatever the mix.
-                let search_wdl = proven_wdl.unwrap_or(search_wdl);
-                if let Some(policy) = proven.and_then(|p| p.policy) {
-                    sample.policy = policy;
-                }
-                let taken = sample.position.geese().count().saturating_sub(geese_at_end);
-                sample.aux = AuxTarget::labels(GameEnd {
-                    plies_to_end: to_end,
-                    ended_by_rules,
-                    geese_taken_to_end: (!resigned).then_some(taken),
-                });
-                StoredSample { sample, search_wdl }
-            }),
-    )?;
+    shard.add_game(slot.pending.into_iter().zip(proven).map(
+        |((mut sample, search_wdl, side, ply), proven)| {
+            let to_end = (plies as u32).saturating_sub(ply);
+            let proven_wdl = proven.as_ref().map(|p| p.wdl);
+            sample.wdl =
+                proven_wdl.unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
+            // The replay mixes the search value in: a proven value
+            // replaces it too, so the target is exact whatever the mix.
+            let search_wdl = proven_wdl.unwrap_or(search_wdl);
+            if let Some(policy) = proven.and_then(|p| p.policy) {
+                sample.policy = policy;
+            }
+            let taken = sample.position.geese().count().saturating_sub(geese_at_end);
+            sample.aux = AuxTarget::labels(GameEnd {
+                plies_to_end: to_end,
+                ended_by_rules,
+                geese_taken_to_end: (!resigned).then_some(taken),
+            });
+            StoredSample { sample, search_wdl }
+        },
+    ))?;
     totals.lock().expect("totals lock").add(&finished);
     (job.on_game)(&finished);
     Ok(())
@@ -1025,7 +1044,10 @@ mod tests {
         let (stats, proven, games) = play_in(&config, classic, &[late], 6, None).unwrap();
         // The same games: proving changes the targets, not the play.
         assert_eq!(stats.samples, plain_stats.samples);
-        assert_eq!(stats.proven_samples, stats.samples, "every late position is settled");
+        assert_eq!(
+            stats.proven_samples, stats.samples,
+            "every late position is settled"
+        );
         assert_eq!(
             games.iter().map(|g| g.proven_samples).sum::<usize>(),
             stats.samples
@@ -1075,7 +1097,10 @@ mod tests {
             }
             moved += (p.sample.policy != s.sample.policy) as usize;
         }
-        assert!(moved > 0, "uniform searches put mass on losing moves somewhere");
+        assert!(
+            moved > 0,
+            "uniform searches put mass on losing moves somewhere"
+        );
         assert_eq!(stats_with_policy.proven_policies, moved);
     }
 
