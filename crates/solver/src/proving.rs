@@ -28,6 +28,20 @@ const PROVING_TABLE_MIB: usize = 16;
 /// Most nodes `prove=` takes.
 pub const MAX_PROVE_NODES: u64 = 10_000_000;
 
+/// Whether a proof from a position alone is exact in `variant`, whatever
+/// the game's history: only where no position recurs (classic Fox and
+/// Geese without sideways steps). Elsewhere the refusal says why; the
+/// `prove=` option and self-play's proven targets both ask.
+pub fn proofs_are_exact_in(variant: Variant) -> Result<(), String> {
+    if variant.no_position_recurs() {
+        return Ok(());
+    }
+    Err(format!(
+        "a proof from the position alone is exact only in classic Fox and Geese without sideways \
+         steps (no position recurs there); in {variant} a repetition draw depends on the game's history"
+    ))
+}
+
 /// An agent whose moves are preceded by a root proof search.
 pub struct ProvingAgent {
     inner: Box<dyn Agent>,
@@ -47,12 +61,7 @@ impl ProvingAgent {
         spec: String,
         variant: Variant,
     ) -> Result<ProvingAgent, String> {
-        if !variant.no_position_recurs() {
-            return Err(format!(
-                "a root proof search is exact only in classic Fox and Geese without sideways steps \
-                 (no position recurs there); in {variant} a repetition draw depends on the game's history"
-            ));
-        }
+        proofs_are_exact_in(variant)?;
         if !(1..=MAX_PROVE_NODES).contains(&nodes) {
             return Err(format!("must be a node count in [1, {MAX_PROVE_NODES}]"));
         }

@@ -1410,16 +1410,9 @@ impl RunConfig {
         self.bootstrap.check(&self.network.init)?;
         self.search.check(self.network.heads())?;
         self.selfplay.check()?;
-        let variant = self.variant()?;
-        if self.selfplay.prove_targets > 0 && !variant.no_position_recurs() {
-            return Err(bad(
-                "selfplay.prove_targets",
-                self.selfplay.prove_targets,
-                format!(
-                    "a proven value is exact only in classic Fox and Geese without sideways steps \
-                     (no position recurs there); in {variant} a repetition draw depends on the game's history"
-                ),
-            ));
+        if self.selfplay.prove_targets > 0 {
+            halatafl_solver::proving::proofs_are_exact_in(self.variant()?)
+                .map_err(|why| bad("selfplay.prove_targets", self.selfplay.prove_targets, why))?;
         }
         self.replay.check()?;
         // train.min_lr is checked against train.lr after the schedule parses.

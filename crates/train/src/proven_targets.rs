@@ -36,6 +36,7 @@
 //! positions are the cheap ones, and the table (kept across games) then
 //! holds their values when an earlier position's proof reaches them.
 
+use crate::selfplay::wdl_for;
 use halatafl_nn::Sample;
 use halatafl_rules::{Position, Variant};
 use halatafl_solver::{SearchOutcome, Solver, SolverConfig};
@@ -68,10 +69,9 @@ impl TargetProver {
         if nodes == 0 {
             return None;
         }
-        assert!(
-            variant.no_position_recurs(),
-            "prove_targets in {variant}: validation lets it through only where no position recurs"
-        );
+        if let Err(why) = halatafl_solver::proving::proofs_are_exact_in(variant) {
+            panic!("prove_targets passed validation: {why}");
+        }
         let solver = Solver::new(SolverConfig {
             budget_nodes: nodes,
             tt_mib: TABLE_MIB,
@@ -110,13 +110,14 @@ impl TargetProver {
     /// The exact win/draw/loss of `position` for its side to move, if the
     /// proof search settles it within the budget.
     pub(crate) fn exact_wdl(&mut self, position: &Position) -> Option<[f32; 3]> {
-        let (outcome, _, _) = self.solver.prove(position, position.side(), self.nodes);
-        match outcome {
-            SearchOutcome::Proven => Some([1.0, 0.0, 0.0]),
+        let side = position.side();
+        let winner = match self.solver.prove(position, side, self.nodes).0 {
+            SearchOutcome::Proven => side,
             // No draws in this variant: not winning is losing.
-            SearchOutcome::Disproven => Some([0.0, 0.0, 1.0]),
-            SearchOutcome::Unknown { .. } => None,
-        }
+            SearchOutcome::Disproven => side.other(),
+            SearchOutcome::Unknown { .. } => return None,
+        };
+        Some(wdl_for(Some(winner), side))
     }
 
     /// For a position its side to move wins: which of its legal moves
@@ -130,13 +131,9 @@ impl TargetProver {
             .iter()
             .map(|&mv| {
                 let after = position.play(mv).expect("a legal move plays");
-                match after.outcome_without_history() {
-                    Some(end) => end.winner == Some(mover),
-                    None => {
-                        let (outcome, _, _) = self.solver.prove(&after, mover, self.nodes);
-                        outcome == SearchOutcome::Proven
-                    }
-                }
+                // A position the move ends is settled by the solver's own
+                // leaf rules, at no node.
+                self.solver.prove(&after, mover, self.nodes).0 == SearchOutcome::Proven
             })
             .collect()
     }
@@ -179,13 +176,22 @@ mod tests {
         "classic geese=13".parse().unwrap()
     }
 
+    /// The exhaustive solver the proofs are checked against.
+    fn exhaustive() -> DagSolver {
+        DagSolver::new(DagConfig {
+            budget_nodes: 10_000_000,
+            tt_mib: 16,
+        })
+        .unwrap()
+    }
+
     #[test]
     fn it_is_off_at_zero_nodes() {
         assert!(TargetProver::new(0, classic()).is_none());
     }
 
     #[test]
-    #[should_panic(expected = "no position recurs")]
+    #[should_panic(expected = "no position recurs there")]
     fn a_variant_with_recurring_positions_is_a_bug_here() {
         TargetProver::new(100, "two-foxes".parse().unwrap());
     }
@@ -208,13 +214,9 @@ mod tests {
                 continue;
             };
             settled += 1;
-            let exact = DagSolver::new(DagConfig {
-                budget_nodes: 10_000_000,
-                tt_mib: 16,
-            })
-            .unwrap()
-            .solve(&position)
-            .expect("the DAG search solves a late position");
+            let exact = exhaustive()
+                .solve(&position)
+                .expect("the DAG search solves a late position");
             let mover_wins = exact.winner == Some(position.side());
             assert_eq!(
                 wdl,
@@ -238,11 +240,7 @@ mod tests {
         let winning = prover.winning_moves(&won);
         let moves = won.legal_moves();
         assert_eq!(winning.len(), moves.len());
-        let mut exact = DagSolver::new(DagConfig {
-            budget_nodes: 10_000_000,
-            tt_mib: 16,
-        })
-        .unwrap();
+        let mut exact = exhaustive();
         for (&mv, &w) in moves.iter().zip(&winning) {
             let after = won.play(mv).unwrap();
             let keeps = exact.solve(&after).unwrap().winner == Some(won.side());
