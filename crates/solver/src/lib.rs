@@ -135,7 +135,9 @@ pub use order::MoveOrder;
 pub use proving::ProvingAgent;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
-pub use search::{goal_distance, LeafInit, SearchOutcome, Solution, Solver, SolverConfig};
+pub use search::{
+    goal_distance, LeafInit, ProofSum, SearchOutcome, Solution, Solver, SolverConfig,
+};
 pub use tt::TableStats;
 pub use value::Value;
 pub use verify::{verify_win, VerifyError};

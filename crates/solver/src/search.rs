@@ -36,6 +36,43 @@ pub struct SolverConfig {
     /// among its parent's moves starts at `order_base^r` times its
     /// estimate ([`crate::order`]). 1 ignores the order.
     pub order_base: u64,
+    /// How a node's summed number (disproof number at an OR node, proof
+    /// number at an AND node) adds up its children's (see [`ProofSum`]).
+    pub sum: ProofSum,
+}
+
+/// How the summed number of a node (the disproof number where the prover
+/// moves, the proof number where the other side does) comes from its
+/// children's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProofSum {
+    /// df-pn's sum over the children.
+    #[default]
+    Standard,
+    /// Weak proof numbers (Ueda, Hashimoto, Hashimoto & Iida 2008, "Weak
+    /// proof-number search"): the largest child's number plus one for each
+    /// other unsolved child. In a graph with many transpositions the sum
+    /// counts a shared descendant once per path to it, so the numbers of
+    /// nodes whose lines merge (long goose manoeuvres, whose moves can come
+    /// in any order) grow far beyond the work they need and the search
+    /// avoids them; the weak number grows with the branching alone. A new
+    /// leaf's estimate follows the same rule: its own estimate plus one per
+    /// further move, where the sum takes the estimate once per move.
+    Weak,
+}
+
+impl std::str::FromStr for ProofSum {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ProofSum, String> {
+        match text {
+            "standard" => Ok(ProofSum::Standard),
+            "weak" => Ok(ProofSum::Weak),
+            other => Err(format!(
+                "unknown proof-number sum `{other}`: expected `standard` or `weak`"
+            )),
+        }
+    }
 }
 
 /// How a new leaf's proof and disproof numbers start.
@@ -127,6 +164,7 @@ impl Default for SolverConfig {
             epsilon_percent: 25,
             init: LeafInit::default(),
             order_base: 2,
+            sum: ProofSum::default(),
         }
     }
 }
@@ -195,6 +233,26 @@ struct Child {
     dep: u32,
     /// The numbers are a new leaf's estimate, which a move order shapes.
     fresh: bool,
+}
+
+/// A node's summed number from its children's ([`ProofSum`]): 0 when every
+/// child's is 0, ∞ when some child's is.
+fn summed(numbers: impl Iterator<Item = u64>, sum: ProofSum) -> u64 {
+    match sum {
+        ProofSum::Standard => numbers.fold(0, add),
+        ProofSum::Weak => {
+            let (mut largest, mut unsolved) = (0, 0);
+            for n in numbers.filter(|&n| n > 0) {
+                largest = largest.max(n);
+                unsolved += 1;
+            }
+            if unsolved == 0 {
+                0
+            } else {
+                add(largest, unsolved - 1)
+            }
+        }
+    }
 }
 
 #[inline]
@@ -559,24 +617,28 @@ impl Solver {
                         goal_distance(p, self.prover.other()),
                     ),
                 };
+                let summed = |h: u64| match self.config.sum {
+                    ProofSum::Standard => moves * h,
+                    ProofSum::Weak => h + moves - 1,
+                };
                 if p.side() == self.prover {
-                    (h_pn, moves * h_dn, INDEPENDENT, true)
+                    (h_pn, summed(h_dn), INDEPENDENT, true)
                 } else {
-                    (moves * h_pn, h_dn, INDEPENDENT, true)
+                    (summed(h_pn), h_dn, INDEPENDENT, true)
                 }
             }
         }
     }
 
     /// The node's numbers from its children, and the dependency of a disproof.
-    fn combine_children(children: &[Child], or: bool) -> (u64, u64, u32) {
+    fn combine_children(children: &[Child], or: bool, sum: ProofSum) -> (u64, u64, u32) {
         if or {
             let pn = children.iter().map(|c| c.pn).min().unwrap_or(INF);
-            let dn = children.iter().fold(0, |s, c| add(s, c.dn));
+            let dn = summed(children.iter().map(|c| c.dn), sum);
             let dep = children.iter().map(|c| c.dep).min().unwrap_or(INDEPENDENT);
             (pn, dn, dep)
         } else {
-            let pn = children.iter().fold(0, |s, c| add(s, c.pn));
+            let pn = summed(children.iter().map(|c| c.pn), sum);
             let dn = children.iter().map(|c| c.dn).min().unwrap_or(INF);
             let dep = children
                 .iter()
@@ -611,9 +673,10 @@ impl Solver {
         }
         self.shape_fresh_children(&moves, &mut children, or);
         let eps = self.config.epsilon_percent;
+        let sum = self.config.sum;
         let (mut pn, mut dn, mut dep);
         loop {
-            (pn, dn, dep) = Self::combine_children(&children, or);
+            (pn, dn, dep) = Self::combine_children(&children, or, sum);
             if pn >= th_pn || dn >= th_dn || pn == 0 || dn == 0 || self.out_of_budget() {
                 break;
             }
@@ -635,11 +698,27 @@ impl Solver {
             } else {
                 (second + 1).max(second + second * eps / 100)
             };
+            // The summed number's threshold for the child: what it may grow
+            // to before the node's own summed number reaches the node's
+            // threshold. The sum grows with the child one for one; the weak
+            // number only once the child passes the largest child.
+            let summed_share = |own: fn(&Child) -> u64| match sum {
+                ProofSum::Standard => own(&c),
+                ProofSum::Weak => children.iter().map(own).max().unwrap_or(0),
+            };
             let (c_th_pn, c_th_dn) = if or {
-                let th_dn_c = if th_dn >= INF { INF } else { th_dn - dn + c.dn };
+                let th_dn_c = if th_dn >= INF {
+                    INF
+                } else {
+                    th_dn - dn + summed_share(|c| c.dn)
+                };
                 (th_pn.min(bound), th_dn_c)
             } else {
-                let th_pn_c = if th_pn >= INF { INF } else { th_pn - pn + c.pn };
+                let th_pn_c = if th_pn >= INF {
+                    INF
+                } else {
+                    th_pn - pn + summed_share(|c| c.pn)
+                };
                 (th_pn_c, th_dn.min(bound))
             };
             self.game.play_unchecked(c.mv);
@@ -707,6 +786,23 @@ fn combine(
 mod tests {
     use super::*;
     use halatafl_rules::Variant;
+
+    #[test]
+    fn weak_numbers_count_the_largest_child_and_one_per_other_unsolved_child() {
+        let weak = |v: &[u64]| summed(v.iter().copied(), ProofSum::Weak);
+        let standard = |v: &[u64]| summed(v.iter().copied(), ProofSum::Standard);
+        assert_eq!(weak(&[3, 5, 2]), 7);
+        assert_eq!(standard(&[3, 5, 2]), 10);
+        // Solved children (0) do not count; all solved is solved.
+        assert_eq!(weak(&[0, 4, 0]), 4);
+        assert_eq!(weak(&[0, 0]), 0);
+        assert_eq!(standard(&[0, 0]), 0);
+        // One child that cannot be solved makes the node so.
+        assert_eq!(weak(&[2, INF]), INF);
+        assert_eq!(standard(&[2, INF]), INF);
+        // With one child per move at 1, both agree (mobility).
+        assert_eq!(weak(&[1; 6]), standard(&[1; 6]));
+    }
 
     #[test]
     fn goal_distances_count_geese_to_take_and_pen_points_to_fill() {

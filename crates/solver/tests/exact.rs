@@ -374,17 +374,40 @@ fn dag_refuses_what_can_draw() {
 }
 
 #[test]
-fn both_leaf_initialisations_give_the_values_of_minimax() {
+fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
+    use halatafl_solver::{LeafInit, ProofSum};
     let variant = Variant::two_foxes();
     let mut rng = ChaCha8Rng::seed_from_u64(5);
-    let config = |init| SolverConfig {
-        budget_nodes: 400_000,
-        tt_mib: 8,
-        init,
-        ..SolverConfig::default()
-    };
-    let mut mobility = Solver::new(config(halatafl_solver::LeafInit::Mobility)).unwrap();
-    let mut distance = Solver::new(config(halatafl_solver::LeafInit::Distance)).unwrap();
+    let mut solvers: Vec<Solver> = [
+        (LeafInit::Mobility, ProofSum::Standard),
+        (LeafInit::Distance, ProofSum::Standard),
+        (LeafInit::Mobility, ProofSum::Weak),
+        (LeafInit::Distance, ProofSum::Weak),
+    ]
+    .into_iter()
+    .map(|(init, sum)| {
+        Solver::new(SolverConfig {
+            budget_nodes: 400_000,
+            tt_mib: 8,
+            init,
+            sum,
+            ..SolverConfig::default()
+        })
+        .unwrap()
+    })
+    .collect();
+    // Weak numbers with a move order, and with both searches at once.
+    solvers.push(
+        Solver::new(SolverConfig {
+            budget_nodes: 400_000,
+            tt_mib: 8,
+            sum: ProofSum::Weak,
+            threads: 2,
+            ..SolverConfig::default()
+        })
+        .unwrap()
+        .with_order(std::sync::Arc::new(HashOrder { salt: 9 })),
+    );
     let mut decided = 0;
     for _ in 0..300 {
         let geese = rng.random_range(9..=11);
@@ -392,8 +415,9 @@ fn both_leaf_initialisations_give_the_values_of_minimax() {
         let Some(expected) = reference_value(&p, 40_000) else {
             continue;
         };
-        assert_eq!(mobility.solve(&p).value, Some(expected), "{}", p.fen());
-        assert_eq!(distance.solve(&p).value, Some(expected), "{}", p.fen());
+        for (i, solver) in solvers.iter_mut().enumerate() {
+            assert_eq!(solver.solve(&p).value, Some(expected), "solver {i}: {}", p.fen());
+        }
         decided += 1;
     }
     assert!(decided >= 30, "{decided}");

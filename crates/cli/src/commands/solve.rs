@@ -96,6 +96,14 @@ pub struct SolveArgs {
     /// B^r times its estimate (at most 64 times); 1 ignores the order.
     #[arg(long, default_value_t = 2)]
     pub order_base: u64,
+    /// df-pn: how a node's summed number (disproof number where the prover
+    /// moves, proof number where the other side does) adds up its
+    /// children's: `standard` (their sum, the default) or `weak` (the
+    /// largest plus one per other unsolved child: weak proof numbers, which
+    /// do not count a transposed position once per path). The answers are
+    /// exact either way. docs/solver.md.
+    #[arg(long, default_value = "standard")]
+    pub sum: halatafl_solver::ProofSum,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
     /// With --method retro (classic games, with or without sideways steps):
@@ -163,6 +171,7 @@ impl SolveArgs {
             threads: self.threads,
             init: self.init,
             order_base: self.order_base,
+            sum: self.sum,
             ..d
         }
     }
