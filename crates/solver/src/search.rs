@@ -347,7 +347,26 @@ impl Solver {
 
     /// The value of `position` (with no history), within the budget.
     pub fn solve(&mut self, position: &Position) -> Solution {
+        self.solve_expecting(position, None)
+    }
+
+    /// [`Solver::solve`] where `likely_winner` is a guess at who wins (say,
+    /// the side that won the game the position comes from): its boolean
+    /// search runs first with the whole budget, and only if it is
+    /// disproven does the other side's search get what is left. Without a
+    /// guess the side to move goes first with half the budget, so that a
+    /// failed first search leaves the second something. The answer is
+    /// exact either way; a good guess spends the nodes on the search that
+    /// settles the value instead of on a disproof of the loser, which is
+    /// often as hard as the proof itself. With two threads both searches
+    /// run at once and the guess changes nothing.
+    pub fn solve_expecting(&mut self, position: &Position, likely_winner: Option<Side>) -> Solution {
         let started = Instant::now();
+        if let Some(winner) = likely_winner {
+            if self.config.threads == 1 && !cannot_draw(position) {
+                return self.solve_winner_first(position, winner, started);
+            }
+        }
         // Where no draw can happen one search decides, and two threads
         // would only run the same search twice.
         if self.config.threads == 2 && !cannot_draw(position) {
@@ -374,6 +393,47 @@ impl Solver {
             nodes += n2;
             searches.push((mover.other(), second));
             combine(first, second, first_best, second_best, mover)
+        };
+        Solution {
+            value,
+            best,
+            searches,
+            nodes,
+            elapsed: started.elapsed(),
+            table: self.table.stats(),
+        }
+    }
+
+    /// The guessed winner's search with the whole budget, then, if it is
+    /// disproven, the other side's with what is left.
+    fn solve_winner_first(&mut self, position: &Position, winner: Side, started: Instant) -> Solution {
+        let budget = self.config.budget_nodes;
+        let (first, first_best, mut nodes) = self.prove(position, winner, budget);
+        let mut searches = vec![(winner, first)];
+        let (value, best) = match first {
+            SearchOutcome::Proven => {
+                // A winning move where the winner moves; where the loser
+                // moves the proof has no single move to give.
+                let best = (position.side() == winner).then_some(first_best).flatten();
+                (Some(Value::Win(winner)), best)
+            }
+            SearchOutcome::Unknown { .. } => (None, None),
+            // The first search may pass its budget by a few nodes (each
+            // level of the path checks it once); then nothing is left.
+            SearchOutcome::Disproven if nodes >= budget => (None, None),
+            SearchOutcome::Disproven => {
+                let loser = winner.other();
+                let (second, second_best, n2) = self.prove(position, loser, budget - nodes);
+                nodes += n2;
+                searches.push((loser, second));
+                let (mover_search, other_search, mover_best, other_best) =
+                    if position.side() == winner {
+                        (first, second, first_best, second_best)
+                    } else {
+                        (second, first, second_best, first_best)
+                    };
+                combine(mover_search, other_search, mover_best, other_best, position.side())
+            }
         };
         Solution {
             value,

@@ -423,6 +423,65 @@ fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
     assert!(decided >= 30, "{decided}");
 }
 
+#[test]
+fn a_guessed_winner_changes_the_order_not_the_values() {
+    let variant = Variant::two_foxes();
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let config = SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        ..SolverConfig::default()
+    };
+    let (mut decided, mut by_value, mut moves_checked) = (0, [0; 3], 0);
+    for _ in 0..300 {
+        // Geese near the pen as well as scattered ones: all three values.
+        let geese = rng.random_range(9..=12);
+        let rows = if rng.random_bool(0.5) { (5, 7) } else { (3, 7) };
+        let p = random_position(&mut rng, variant, geese, rows, (88, 99));
+        if p.outcome_without_history().is_some() {
+            continue;
+        }
+        let Some(expected) = reference_value(&p, 40_000) else {
+            continue;
+        };
+        // A right guess, a wrong one and none give the same value, and a
+        // move that keeps it where the side to move wins (a fresh table
+        // each time: a root the table already knows has no move to give).
+        for guess in [Some(Side::Foxes), Some(Side::Geese), None] {
+            let mut solver = Solver::new(config.clone()).unwrap();
+            let s = solver.solve_expecting(&p, guess);
+            assert_eq!(s.value, Some(expected), "guess {guess:?}: {}", p.fen());
+            if expected == Value::Win(p.side()) {
+                let Some(mv) = s.best else {
+                    panic!("guess {guess:?}: no winning move: {} {:?}", p.fen(), s.searches)
+                };
+                let mut child = p;
+                child.play_unchecked(mv);
+                // Where the reference settles the child within its cap.
+                if let Some(v) = reference_value(&child, 40_000) {
+                    assert_eq!(v, expected, "guess {guess:?}: {} then {mv:?}", p.fen());
+                    moves_checked += 1;
+                }
+            }
+            // A right guess settles it in one search.
+            if let (Some(g), Value::Win(w)) = (guess, expected) {
+                if g == w {
+                    assert_eq!(s.searches.len(), 1, "{}", p.fen());
+                }
+            }
+        }
+        by_value[match expected {
+            Value::Win(Side::Foxes) => 0,
+            Value::Win(Side::Geese) => 1,
+            Value::Draw => 2,
+        }] += 1;
+        decided += 1;
+    }
+    assert!(decided >= 30, "{decided}");
+    assert!(by_value.iter().all(|&n| n > 0), "every value met: {by_value:?}");
+    assert!(moves_checked >= 30, "{moves_checked}");
+}
+
 /// Ranks by a fixed pseudo-random score per (position, move): an order
 /// that knows nothing.
 struct HashOrder {

@@ -625,6 +625,9 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         let mut solver = new_solver(&config, args, positions[0].variant(), &registry)?;
         let (mut deepest, mut value, mut misses, mut proven, mut nodes) = (0, None, 0, 0, 0);
         let game_started = Instant::now();
+        // The game's winner is the likely winner of its late positions: its
+        // search goes first with the whole budget (`Solver::solve_expecting`).
+        let game_winner = game.outcome().and_then(|o| o.winner);
         let mut back = args.every;
         while back <= end && misses < args.patience {
             let position = &positions[end - back];
@@ -632,7 +635,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             if position.outcome_without_history().is_some() {
                 continue;
             }
-            let s = solver.solve(position);
+            let s = solver.solve_expecting(position, game_winner);
             nodes += s.nodes;
             match s.value {
                 Some(v) => {
