@@ -148,6 +148,19 @@ mod tests {
             check.prove(after.position(), after.position().side().other(), 100_000);
         assert_eq!(outcome, SearchOutcome::Proven);
 
+        // Asked again, the table already holds the win: it still comes with
+        // a winning move, never left to the random agent (which lets the
+        // fox out with most of its moves).
+        for _ in 0..20 {
+            let again = agent.choose(&Game::new(won), &Budget::default());
+            assert_eq!(again.value, Some(1.0));
+            let mut after = Game::new(won);
+            after.play(again.mv).unwrap();
+            let (outcome, _, _) =
+                check.prove(after.position(), after.position().side().other(), 100_000);
+            assert_eq!(outcome, SearchOutcome::Proven, "{}", again.mv);
+        }
+
         // At the start nothing is proven in 50 nodes: the random agent's
         // own move, as it plays without the proof search.
         let start = Game::start_of(classic());

@@ -532,12 +532,15 @@ impl Solver {
         self.prover = prover;
         self.nodes = 0;
         self.limit = budget;
-        let (pn, dn, _) = self.leaf();
-        if pn == 0 {
-            return (SearchOutcome::Proven, None, 0);
-        }
-        if dn == 0 {
-            return (SearchOutcome::Disproven, None, 0);
+        // Only a game already over is answered without expanding the root.
+        // A root the table or the free-fox rule settles is still expanded,
+        // so that the answer comes with its move: its children are mostly
+        // in the table, and a proven one ends the search at once.
+        let moves = position.count_legal_moves();
+        match self.ended(moves) {
+            Some(true) => return (SearchOutcome::Proven, None, 0),
+            Some(false) => return (SearchOutcome::Disproven, None, 0),
+            None => {}
         }
         let (pn, dn, _, children) = self.mid(INF, INF);
         let outcome = if pn == 0 {
@@ -631,29 +634,33 @@ impl Solver {
         (pn, dn, dep)
     }
 
+    /// Whether the prover has won (`Some(true)`) or not (`Some(false)`)
+    /// where the game is over at the current position by rules 1-3 and 5
+    /// (too few geese, the pen filled, no legal move, fifty moves), given
+    /// its number of legal `moves`; `None` while it goes on.
+    fn ended(&self, moves: u64) -> Option<bool> {
+        let p = self.game.position();
+        if let Some(outcome) = p.material_outcome() {
+            return Some(outcome.winner == Some(self.prover));
+        }
+        if moves == 0 {
+            return Some(p.side().other() == self.prover);
+        }
+        if p.quiet() >= FIFTY_MOVE_PLIES {
+            return Some(false);
+        }
+        None
+    }
+
     /// [`Solver::leaf`], and whether the numbers are a new leaf's estimate
     /// (nothing known of the position) that a move order may shape.
     fn leaf_fresh(&self) -> (u64, u64, u32, bool) {
         let p = self.game.position();
         let win = (0, INF, INDEPENDENT, false);
         let not_win = (INF, 0, INDEPENDENT, false);
-        if let Some(outcome) = p.material_outcome() {
-            return if outcome.winner == Some(self.prover) {
-                win
-            } else {
-                not_win
-            };
-        }
         let moves = p.count_legal_moves();
-        if moves == 0 {
-            return if p.side().other() == self.prover {
-                win
-            } else {
-                not_win
-            };
-        }
-        if p.quiet() >= FIFTY_MOVE_PLIES {
-            return not_win;
+        if let Some(prover_wins) = self.ended(moves) {
+            return if prover_wins { win } else { not_win };
         }
         if self.free_fox.fox_wins(p) {
             return if self.prover == Side::Foxes {
