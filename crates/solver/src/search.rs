@@ -627,13 +627,6 @@ impl Solver {
         }
     }
 
-    /// Numbers of the current position as a leaf: end rules 1-3, then rule
-    /// 5, then a repetition on the path, then the table, then mobility.
-    fn leaf(&self) -> (u64, u64, u32) {
-        let (pn, dn, dep, _) = self.leaf_fresh();
-        (pn, dn, dep)
-    }
-
     /// Whether the prover has won (`Some(true)`) or not (`Some(false)`)
     /// where the game is over at the current position by rules 1-3 and 5
     /// (too few geese, the pen filled, no legal move, fifty moves), given
@@ -652,8 +645,11 @@ impl Solver {
         None
     }
 
-    /// [`Solver::leaf`], and whether the numbers are a new leaf's estimate
-    /// (nothing known of the position) that a move order may shape.
+    /// Numbers of the current position as a leaf (end rules 1-3 and 5, the
+    /// free-fox rule, a repetition on the path, the table, then the leaf
+    /// start), the dependency of a disproof, and whether the numbers are a
+    /// new leaf's estimate (nothing known of the position) that a move
+    /// order may shape.
     fn leaf_fresh(&self) -> (u64, u64, u32, bool) {
         let p = self.game.position();
         let win = (0, INF, INDEPENDENT, false);
