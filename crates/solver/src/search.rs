@@ -360,7 +360,11 @@ impl Solver {
     /// settles the value instead of on a disproof of the loser, which is
     /// often as hard as the proof itself. With two threads both searches
     /// run at once and the guess changes nothing.
-    pub fn solve_expecting(&mut self, position: &Position, likely_winner: Option<Side>) -> Solution {
+    pub fn solve_expecting(
+        &mut self,
+        position: &Position,
+        likely_winner: Option<Side>,
+    ) -> Solution {
         let started = Instant::now();
         if let Some(winner) = likely_winner {
             if self.config.threads == 1 && !cannot_draw(position) {
@@ -406,7 +410,12 @@ impl Solver {
 
     /// The guessed winner's search with the whole budget, then, if it is
     /// disproven, the other side's with what is left.
-    fn solve_winner_first(&mut self, position: &Position, winner: Side, started: Instant) -> Solution {
+    fn solve_winner_first(
+        &mut self,
+        position: &Position,
+        winner: Side,
+        started: Instant,
+    ) -> Solution {
         let budget = self.config.budget_nodes;
         let (first, first_best, mut nodes) = self.prove(position, winner, budget);
         let mut searches = vec![(winner, first)];
@@ -432,7 +441,13 @@ impl Solver {
                     } else {
                         (second, first, second_best, first_best)
                     };
-                combine(mover_search, other_search, mover_best, other_best, position.side())
+                combine(
+                    mover_search,
+                    other_search,
+                    mover_best,
+                    other_best,
+                    position.side(),
+                )
             }
         };
         Solution {

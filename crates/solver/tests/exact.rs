@@ -416,7 +416,12 @@ fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
             continue;
         };
         for (i, solver) in solvers.iter_mut().enumerate() {
-            assert_eq!(solver.solve(&p).value, Some(expected), "solver {i}: {}", p.fen());
+            assert_eq!(
+                solver.solve(&p).value,
+                Some(expected),
+                "solver {i}: {}",
+                p.fen()
+            );
         }
         decided += 1;
     }
@@ -453,7 +458,11 @@ fn a_guessed_winner_changes_the_order_not_the_values() {
             assert_eq!(s.value, Some(expected), "guess {guess:?}: {}", p.fen());
             if expected == Value::Win(p.side()) {
                 let Some(mv) = s.best else {
-                    panic!("guess {guess:?}: no winning move: {} {:?}", p.fen(), s.searches)
+                    panic!(
+                        "guess {guess:?}: no winning move: {} {:?}",
+                        p.fen(),
+                        s.searches
+                    )
                 };
                 let mut child = p;
                 child.play_unchecked(mv);
@@ -478,7 +487,10 @@ fn a_guessed_winner_changes_the_order_not_the_values() {
         decided += 1;
     }
     assert!(decided >= 30, "{decided}");
-    assert!(by_value.iter().all(|&n| n > 0), "every value met: {by_value:?}");
+    assert!(
+        by_value.iter().all(|&n| n > 0),
+        "every value met: {by_value:?}"
+    );
     assert!(moves_checked >= 30, "{moves_checked}");
 }
 
