@@ -979,3 +979,111 @@ fn accuracy_lists_the_mistakes_it_counts() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// scripts/accuracy-groups.py on two agents' `accuracy --json` outputs: one
+/// row with the ten groups, and a tally that agrees with the files.
+#[test]
+fn accuracy_groups_script_compares_two_agents_group_by_group() {
+    let dir = scratch("accuracy-groups");
+    let suite = workspace().join("data/suites/classic13.csv");
+    let mut paths = Vec::new();
+    for agent in ["alphabeta:depth=2", "random"] {
+        let json = ok(&[
+            "accuracy",
+            agent,
+            "--suite",
+            suite.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--json",
+        ]);
+        let path = dir.join(format!("{}.json", agent.replace([':', '='], "-")));
+        std::fs::write(&path, json).unwrap();
+        paths.push(path);
+    }
+    let script = |files: &[&std::path::Path]| {
+        std::process::Command::new("python3")
+            .arg(workspace().join("scripts/accuracy-groups.py"))
+            .args(files)
+            .output()
+            .expect("python3 runs")
+    };
+    let out = script(&[&paths[0], &paths[1]]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].contains("| stage, difficulty: middle, hard |"),
+        "{text}"
+    );
+    // The tally, counted here from the files.
+    let groups = |path: &std::path::Path| -> std::collections::BTreeMap<String, (f64, u64)> {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["group"].as_str().unwrap().to_string(),
+                    (
+                        g["error_rate"]["rate"].as_f64().unwrap(),
+                        g["errors"].as_u64().unwrap(),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let (ab, random) = (groups(&paths[0]), groups(&paths[1]));
+    let ten = [
+        "all",
+        "stage beginning",
+        "stage middle",
+        "stage end",
+        "to move: foxes",
+        "to move: geese",
+        "difficulty easy",
+        "difficulty medium",
+        "difficulty hard",
+        "stage, difficulty: middle, hard",
+    ];
+    let lower = ten
+        .iter()
+        .filter(|g| ab[**g].1 + random[**g].1 > 0 && ab[**g].0 < random[**g].0)
+        .count();
+    assert!(
+        lower >= 8,
+        "depth 2 errs less than random nearly everywhere"
+    );
+    assert!(
+        lines[2].starts_with("| alphabeta:depth=2 | random | "),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[2].contains(&format!("| {lower} of 10")),
+        "{} against {lower}",
+        lines[2]
+    );
+    let all = format!(
+        "| {:.1} / {:.1} |",
+        100.0 * ab["all"].0,
+        100.0 * random["all"].0
+    );
+    assert!(lines[2].contains(&all), "{} against {all}", lines[2]);
+    // Bad input: an odd number of files, and a file that is not the JSON.
+    let odd = script(&[&paths[0]]);
+    assert!(!odd.status.success());
+    assert!(String::from_utf8_lossy(&odd.stderr).contains("give them in pairs"));
+    let not_json = script(&[&paths[0], &suite]);
+    assert!(!not_json.status.success());
+    let why = String::from_utf8_lossy(&not_json.stderr);
+    assert!(why.contains("classic13.csv: not JSON"), "{why}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
