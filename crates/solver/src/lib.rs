@@ -18,6 +18,10 @@
 //! - AND node: `pn = Σ_c pn(c)`,  `dn = min_c dn(c)`
 //! - P wins at a leaf: `(pn, dn) = (0, ∞)`; P does not win: `(∞, 0)`; a new
 //!   leaf with `k` legal moves: `(1, k)` where P moves, `(k, 1)` otherwise.
+//! - With weak proof numbers ([`ProofSum::Weak`]; Ueda, Hashimoto,
+//!   Hashimoto & Iida 2008) each sum `Σ_c x(c)` becomes
+//!   `max_c x(c) + |{c : x(c) > 0}| − 1` (0 when no child is unsolved),
+//!   and the child's threshold on it `T − x(n) + max_c x(c)`.
 //!
 //! `mid(n, T_pn, T_dn)` expands `n` and works below it until `pn(n) ≥ T_pn`
 //! or `dn(n) ≥ T_dn`, always in the child `c1` of least `pn` (OR) or least
