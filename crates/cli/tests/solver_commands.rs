@@ -68,6 +68,14 @@ fn solve_refuses_bad_input() {
     assert!(err.contains("--budget-nodes 0"), "{err}");
     let err = fails(&["solve", "--tt-mb", "0"]);
     assert!(err.contains("--tt-mb 0"), "{err}");
+    // A bad value is clap's usage error (exit 2), naming the option.
+    let out = halatafl(&["solve", "--sum", "heavy"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--sum <SUM>'") && err.contains("expected `standard` or `weak`"),
+        "{err}"
+    );
 }
 
 /// Two alpha-beta games (depth 2 against 3, each side once) written to
