@@ -65,14 +65,25 @@ impl std::str::FromStr for ProofSum {
     type Err = String;
 
     fn from_str(text: &str) -> Result<ProofSum, String> {
-        match text {
-            "standard" => Ok(ProofSum::Standard),
-            "weak" => Ok(ProofSum::Weak),
-            other => Err(format!(
-                "unknown proof-number sum `{other}`: expected `standard` or `weak`"
-            )),
-        }
+        parse_named(
+            text,
+            "proof-number sum",
+            &[("standard", ProofSum::Standard), ("weak", ProofSum::Weak)],
+        )
     }
+}
+
+/// The one of `choices` named `text`; the error names `what` was asked
+/// for and lists the names.
+fn parse_named<T: Copy>(text: &str, what: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    choices
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map(|&(_, value)| value)
+        .ok_or_else(|| {
+            let names: Vec<String> = choices.iter().map(|(n, _)| format!("`{n}`")).collect();
+            format!("unknown {what} `{text}`: expected {}", names.join(" or "))
+        })
 }
 
 /// How a new leaf's proof and disproof numbers start.
@@ -95,13 +106,14 @@ impl std::str::FromStr for LeafInit {
     type Err = String;
 
     fn from_str(text: &str) -> Result<LeafInit, String> {
-        match text {
-            "mobility" => Ok(LeafInit::Mobility),
-            "distance" => Ok(LeafInit::Distance),
-            other => Err(format!(
-                "unknown leaf initialisation `{other}`: expected `mobility` or `distance`"
-            )),
-        }
+        parse_named(
+            text,
+            "leaf initialisation",
+            &[
+                ("mobility", LeafInit::Mobility),
+                ("distance", LeafInit::Distance),
+            ],
+        )
     }
 }
 
@@ -366,88 +378,46 @@ impl Solver {
         likely_winner: Option<Side>,
     ) -> Solution {
         let started = Instant::now();
-        if let Some(winner) = likely_winner {
-            if self.config.threads == 1 && !cannot_draw(position) {
-                return self.solve_winner_first(position, winner, started);
-            }
-        }
+        let drawless = cannot_draw(position);
         // Where no draw can happen one search decides, and two threads
         // would only run the same search twice.
-        if self.config.threads == 2 && !cannot_draw(position) {
+        if self.config.threads == 2 && !drawless {
             return self.solve_parallel(position, started);
         }
         let budget = self.config.budget_nodes;
         let mover = position.side();
-        let mut searches = Vec::new();
-        let mut nodes = 0;
-        let drawless = cannot_draw(position);
-        // The side to move first, with half the budget (all of it where no
-        // draw is possible): if it wins, done.
-        let first_budget = if drawless { budget } else { budget / 2 };
-        let (first, first_best, n1) = self.prove(position, mover, first_budget);
-        nodes += n1;
-        searches.push((mover, first));
-        let (value, best) = if first == SearchOutcome::Proven {
-            (Some(Value::Win(mover)), first_best)
-        } else if drawless {
-            let value = (first == SearchOutcome::Disproven).then_some(Value::Win(mover.other()));
-            (value, None)
-        } else {
-            let (second, second_best, n2) = self.prove(position, mover.other(), budget - nodes);
-            nodes += n2;
-            searches.push((mover.other(), second));
-            combine(first, second, first_best, second_best, mover)
+        // The guessed winner first with the whole budget; without a guess
+        // the side to move, with half of it where a draw is possible (all
+        // of it where none is: then one search decides).
+        let (first_prover, first_budget) = match likely_winner {
+            Some(winner) => (winner, budget),
+            None if drawless => (mover, budget),
+            None => (mover, budget / 2),
         };
-        Solution {
-            value,
-            best,
-            searches,
-            nodes,
-            elapsed: started.elapsed(),
-            table: self.table.stats(),
-        }
-    }
-
-    /// The guessed winner's search with the whole budget, then, if it is
-    /// disproven, the other side's with what is left.
-    fn solve_winner_first(
-        &mut self,
-        position: &Position,
-        winner: Side,
-        started: Instant,
-    ) -> Solution {
-        let budget = self.config.budget_nodes;
-        let (first, first_best, mut nodes) = self.prove(position, winner, budget);
-        let mut searches = vec![(winner, first)];
+        let (first, first_best, mut nodes) = self.prove(position, first_prover, first_budget);
+        let mut searches = vec![(first_prover, first)];
         let (value, best) = match first {
-            SearchOutcome::Proven => {
-                // A winning move where the winner moves; where the loser
-                // moves the proof has no single move to give.
-                let best = (position.side() == winner).then_some(first_best).flatten();
-                (Some(Value::Win(winner)), best)
-            }
-            SearchOutcome::Unknown { .. } => (None, None),
+            // A winning move where the winner moves; where the other side
+            // moves the proof has no single move to give.
+            SearchOutcome::Proven => (
+                Some(Value::Win(first_prover)),
+                first_best.filter(|_| first_prover == mover),
+            ),
+            // No draw: not winning is losing.
+            SearchOutcome::Disproven if drawless => (Some(Value::Win(first_prover.other())), None),
             // The first search may pass its budget by a few nodes (each
             // level of the path checks it once); then nothing is left.
-            SearchOutcome::Disproven if nodes >= budget => (None, None),
-            SearchOutcome::Disproven => {
-                let loser = winner.other();
-                let (second, second_best, n2) = self.prove(position, loser, budget - nodes);
+            _ if drawless || nodes >= budget => (None, None),
+            _ => {
+                let second_prover = first_prover.other();
+                let (second, second_best, n2) = self.prove(position, second_prover, budget - nodes);
                 nodes += n2;
-                searches.push((loser, second));
-                let (mover_search, other_search, mover_best, other_best) =
-                    if position.side() == winner {
-                        (first, second, first_best, second_best)
-                    } else {
-                        (second, first, second_best, first_best)
-                    };
-                combine(
-                    mover_search,
-                    other_search,
-                    mover_best,
-                    other_best,
-                    position.side(),
-                )
+                searches.push((second_prover, second));
+                if first_prover == mover {
+                    combine(first, second, first_best, second_best, mover)
+                } else {
+                    combine(second, first, second_best, first_best, mover)
+                }
             }
         };
         Solution {
@@ -864,6 +834,20 @@ fn combine(
 mod tests {
     use super::*;
     use halatafl_rules::Variant;
+
+    #[test]
+    fn leaf_starts_and_sums_parse_by_name_and_list_the_names_when_unknown() {
+        assert_eq!("distance".parse(), Ok(LeafInit::Distance));
+        assert_eq!("weak".parse(), Ok(ProofSum::Weak));
+        assert_eq!(
+            "x".parse::<LeafInit>(),
+            Err("unknown leaf initialisation `x`: expected `mobility` or `distance`".into())
+        );
+        assert_eq!(
+            "heavy".parse::<ProofSum>(),
+            Err("unknown proof-number sum `heavy`: expected `standard` or `weak`".into())
+        );
+    }
 
     #[test]
     fn weak_numbers_count_the_largest_child_and_one_per_other_unsolved_child() {

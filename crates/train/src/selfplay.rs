@@ -371,18 +371,21 @@ fn worker_loop<E: Evaluator<Game>>(
     let evaluator = &job.evaluators[worker % job.evaluators.len()];
     let base = search_config(cfg);
     let mut opponent = opponent_agent(job, worker)?;
-    let mut prover = TargetProver::new(cfg.selfplay.prove_targets, job.variant);
     let opponent_sides = cfg.selfplay.opponent_side()?;
     let mut searches: Vec<Search<Game>> = Vec::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut lockstep = Lockstep::new();
-    let mut shard = ShardBuffer {
-        write_shard: job.write_shard,
-        thread: worker,
-        per_shard: cfg.selfplay.samples_per_shard,
-        samples: Vec::new(),
-        games: 0,
-        part: 0,
+    let mut sink = GameSink {
+        shard: ShardBuffer {
+            write_shard: job.write_shard,
+            thread: worker,
+            per_shard: cfg.selfplay.samples_per_shard,
+            samples: Vec::new(),
+            games: 0,
+            part: 0,
+        },
+        prover: TargetProver::new(cfg.selfplay.prove_targets, job.variant),
+        totals,
     };
     // Carried games go on first, in the order they were left; each move's
     // search starts afresh under this generation's network.
@@ -452,16 +455,7 @@ fn worker_loop<E: Evaluator<Game>>(
                 job.generation,
             )? {
                 share.count(&mut slot);
-                finish(
-                    job,
-                    slot,
-                    &search,
-                    winner,
-                    reason,
-                    &mut shard,
-                    &mut prover,
-                    totals,
-                )?;
+                finish(job, slot, &search, winner, reason, &mut sink)?;
                 continue;
             }
             start_network_move(cfg, &mut slot, &mut search);
@@ -530,16 +524,7 @@ fn worker_loop<E: Evaluator<Game>>(
                     let mut slot = slots.swap_remove(i);
                     let search = searches.swap_remove(i);
                     share.count(&mut slot);
-                    finish(
-                        job,
-                        slot,
-                        &search,
-                        winner,
-                        reason,
-                        &mut shard,
-                        &mut prover,
-                        totals,
-                    )?;
+                    finish(job, slot, &search, winner, reason, &mut sink)?;
                     if share.done() {
                         break;
                     }
@@ -551,7 +536,7 @@ fn worker_loop<E: Evaluator<Game>>(
             }
         }
     }
-    shard.flush()?;
+    sink.shard.flush()?;
     let left: usize = slots
         .iter()
         .zip(&searches)
@@ -695,19 +680,27 @@ fn start_network_move(cfg: &RunConfig, slot: &mut Slot, search: &mut Search<Game
     });
 }
 
-/// A finished game: its samples get their targets (proven ones where
-/// `prover` settles them) and go to `shard`, and its totals and progress
-/// are reported.
-#[allow(clippy::too_many_arguments)]
+/// Where a worker's finished games go.
+struct GameSink<'a> {
+    /// Their samples, until there are enough for a shard.
+    shard: ShardBuffer<'a>,
+    /// With `selfplay.prove_targets`: the proof search that settles their
+    /// targets, one table kept across the worker's games.
+    prover: Option<TargetProver>,
+    /// Every worker's finished games' totals.
+    totals: &'a Mutex<SelfPlayStats>,
+}
+
+/// A finished game: its samples get their targets (proven ones where the
+/// sink's prover settles them) and go to its shard, and its totals and
+/// progress are reported.
 fn finish<E: Evaluator<Game>>(
     job: &SelfPlayJob<E>,
     slot: Slot,
     search: &Search<Game>,
     winner: Option<Side>,
     reason: String,
-    shard: &mut ShardBuffer,
-    prover: &mut Option<TargetProver>,
-    totals: &Mutex<SelfPlayStats>,
+    sink: &mut GameSink,
 ) -> Result<(), TrainError> {
     let plies = search.game().ply();
     let samples = slot.pending.len();
@@ -715,7 +708,7 @@ fn finish<E: Evaluator<Game>>(
     let ended_by_rules = !matches!(reason.as_str(), "resigned" | "max-plies");
     let resigned = reason == "resigned";
     let geese_at_end = search.game().position().geese().count();
-    let proven = match prover {
+    let proven = match &mut sink.prover {
         Some(prover) => prover.prove_game(
             slot.pending.iter().map(|(sample, ..)| sample),
             job.config.selfplay.prove_policy,
@@ -742,28 +735,29 @@ fn finish<E: Evaluator<Game>>(
             .filter(|p| p.policy.is_some())
             .count(),
     };
-    shard.add_game(slot.pending.into_iter().zip(proven).map(
-        |((mut sample, search_wdl, side, ply), proven)| {
-            let to_end = (plies as u32).saturating_sub(ply);
-            let proven_wdl = proven.as_ref().map(|p| p.wdl);
-            sample.wdl =
-                proven_wdl.unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
-            // The replay mixes the search value in: a proven value
-            // replaces it too, so the target is exact whatever the mix.
-            let search_wdl = proven_wdl.unwrap_or(search_wdl);
-            if let Some(policy) = proven.and_then(|p| p.policy) {
-                sample.policy = policy;
-            }
-            let taken = sample.position.geese().count().saturating_sub(geese_at_end);
-            sample.aux = AuxTarget::labels(GameEnd {
-                plies_to_end: to_end,
-                ended_by_rules,
-                geese_taken_to_end: (!resigned).then_some(taken),
-            });
-            StoredSample { sample, search_wdl }
-        },
-    ))?;
-    totals.lock().expect("totals lock").add(&finished);
+    sink.shard
+        .add_game(slot.pending.into_iter().zip(proven).map(
+            |((mut sample, search_wdl, side, ply), proven)| {
+                let to_end = (plies as u32).saturating_sub(ply);
+                let proven_wdl = proven.as_ref().map(|p| p.wdl);
+                sample.wdl = proven_wdl
+                    .unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
+                // The replay mixes the search value in: a proven value
+                // replaces it too, so the target is exact whatever the mix.
+                let search_wdl = proven_wdl.unwrap_or(search_wdl);
+                if let Some(policy) = proven.and_then(|p| p.policy) {
+                    sample.policy = policy;
+                }
+                let taken = sample.position.geese().count().saturating_sub(geese_at_end);
+                sample.aux = AuxTarget::labels(GameEnd {
+                    plies_to_end: to_end,
+                    ended_by_rules,
+                    geese_taken_to_end: (!resigned).then_some(taken),
+                });
+                StoredSample { sample, search_wdl }
+            },
+        ))?;
+    sink.totals.lock().expect("totals lock").add(&finished);
     (job.on_game)(&finished);
     Ok(())
 }
