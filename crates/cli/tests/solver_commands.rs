@@ -822,6 +822,79 @@ fn critical_suites_keep_only_positions_where_a_move_gives_the_value_away() {
 }
 
 #[test]
+fn exclude_holds_a_new_suite_out_of_earlier_ones() {
+    let dir = scratch("exclude");
+    let games = workspace().join("data/suites/two-foxes-games.csv");
+    let g = games.to_str().unwrap();
+    let build = |out: &std::path::Path, exclude: &[&std::path::Path]| {
+        let mut args = vec![
+            "solve".to_string(),
+            "--from-games".into(),
+            g.into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--every".into(),
+            "1".into(),
+            "--max-positions".into(),
+            "6".into(),
+            "--budget-nodes".into(),
+            "20000".into(),
+            "--tt-mb".into(),
+            "16".into(),
+        ];
+        for e in exclude {
+            args.push("--exclude".into());
+            args.push(e.to_str().unwrap().into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = halatafl(&args);
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        String::from_utf8(run.stderr).unwrap()
+    };
+    let (first, second) = (dir.join("first.csv"), dir.join("second.csv"));
+    let log = build(&first, &[]);
+    assert!(log.contains("(0 left out: in the --exclude suites)"), "{log}");
+    let log = build(&second, &[&first]);
+    // Latest plies first: without the exclusion the second build would
+    // take the first's positions again.
+    assert!(log.contains("(6 left out: in the --exclude suites)"), "{log}");
+    let fens = |path: &std::path::Path| -> Vec<String> {
+        read_csv(path).into_iter().map(|r| r["fen"].clone()).collect()
+    };
+    let (a, b) = (fens(&first), fens(&second));
+    assert_eq!((a.len(), b.len()), (6, 6));
+    assert!(b.iter().all(|fen| !a.contains(fen)), "{a:?} {b:?}");
+    // A suite of another game is refused by the classic builder before
+    // its tables are built, and an unreadable one names its flag.
+    let classic = workspace().join("data/suites/classic13-games.csv");
+    let err = fails(&[
+        "solve",
+        "--from-games",
+        classic.to_str().unwrap(),
+        "--method",
+        "retro",
+        "--out",
+        dir.join("c.csv").to_str().unwrap(),
+        "--exclude",
+        first.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("an --exclude suite holds two-foxes") && err.contains("excludes nothing"),
+        "{err}"
+    );
+    let err = fails(&[
+        "solve",
+        "--from-games",
+        g,
+        "--out",
+        dir.join("d.csv").to_str().unwrap(),
+        "--exclude",
+        dir.join("missing.csv").to_str().unwrap(),
+    ]);
+    assert!(err.contains("reading --exclude") && err.contains("missing.csv"), "{err}");
+}
+
+#[test]
 fn move_orders_prove_the_same_values_and_bad_orders_are_refused() {
     let dir = scratch("order");
     let games = dir.join("games.csv");

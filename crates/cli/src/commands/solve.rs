@@ -143,6 +143,11 @@ pub struct SolveArgs {
     /// gives the proven value away (the only ones that can catch a mistake).
     #[arg(long, requires = "from_games")]
     pub critical_only: bool,
+    /// Suite mode: leave out every position of this suite CSV (may be
+    /// given more than once), so the new suite is held out from it: a set
+    /// no agent was picked or tuned on.
+    #[arg(long, requires = "out")]
+    pub exclude: Vec<PathBuf>,
 }
 
 /// The most games `--replay-lines` replays: each is a whole game over the
@@ -603,6 +608,20 @@ fn replay_row(games_path: &std::path::Path, row: &halatafl_arena::GameRow) -> Re
 
 /// `solve --from-games G --deepest`: per game, the deepest position before
 /// its end that df-pn proves within the budget (see `SolveArgs::deepest`).
+/// The positions of the `--exclude` suites, as (FEN, variant) pairs: the
+/// key both suite builders deduplicate by.
+fn excluded_positions(args: &SolveArgs) -> Result<HashSet<(String, String)>> {
+    let mut excluded = HashSet::new();
+    for path in &args.exclude {
+        let entries = halatafl_solver::suite::read_suite(path)
+            .with_context(|| format!("reading --exclude {}", path.display()))?;
+        for e in entries {
+            excluded.insert((e.position.fen(), e.position.variant().to_string()));
+        }
+    }
+    Ok(excluded)
+}
+
 fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let games_path = args
         .from_games
@@ -689,7 +708,9 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let rows = read_game_rows(games_path)
         .with_context(|| format!("reading --from-games {}", games_path.display()))?;
     // Positions of every game, latest plies first (where proofs are cheap),
-    // each position once.
+    // each position once, none of the --exclude suites'.
+    let excluded = excluded_positions(args)?;
+    let mut excluded_met = HashSet::new();
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
     for row in &rows {
@@ -702,7 +723,12 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             {
                 continue;
             }
-            if seen.insert((position.fen(), position.variant().to_string())) {
+            let key = (position.fen(), position.variant().to_string());
+            if excluded.contains(&key) {
+                excluded_met.insert(key);
+                continue;
+            }
+            if seen.insert(key) {
                 candidates.push(Candidate {
                     position: *position,
                     game: row.game,
@@ -715,9 +741,10 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     // Interleave games, ply by ply from their ends, so the suite spans games.
     candidates.sort_by_key(|c| (c.to_end, c.game));
     eprintln!(
-        "{} candidate positions from {} games",
+        "{} candidate positions from {} games ({} left out: in the --exclude suites)",
         candidates.len(),
-        rows.len()
+        rows.len(),
+        excluded_met.len()
     );
     let registry = NetRegistry::default();
     let variant = candidates
@@ -866,6 +893,12 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
         games.push((row.game, game));
     }
     let variant = variant.expect("at least one game");
+    let excluded = excluded_positions(args)?;
+    if let Some((fen, other)) = excluded.iter().find(|(_, v)| *v != variant.to_string()) {
+        anyhow::bail!(
+            "an --exclude suite holds {other} (`{fen}`), but the games are {variant}: a suite of another game excludes nothing"
+        );
+    }
     let geese = variant.geese as u32;
     let config = RetroConfig {
         threads: args.threads,
@@ -914,7 +947,7 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
     // Every position once (no history: its value is the position's), from
     // the first game it appears in.
     let mut seen = HashSet::new();
-    let (mut positions, mut unanswered) = (0usize, 0usize);
+    let (mut positions, mut unanswered, mut left_out) = (0usize, 0usize, 0usize);
     let mut cells: std::collections::BTreeMap<(String, String), Vec<SuiteRow>> = Default::default();
     for (index, game) in &games {
         let plies = game.positions().len() - 1;
@@ -924,6 +957,10 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
                 || args.max_geese.is_some_and(|g| position.geese().count() > g)
                 || !seen.insert(position.fen())
             {
+                continue;
+            }
+            if excluded.contains(&(position.fen(), variant.to_string())) {
+                left_out += 1;
                 continue;
             }
             positions += 1;
@@ -944,7 +981,7 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
     }
     let candidates: usize = cells.values().map(Vec::len).sum();
     eprintln!(
-        "{positions} distinct positions in {} games: {candidates} with a move that loses value, {unanswered} at a quiet counter the tables do not answer",
+        "{positions} distinct positions in {} games ({left_out} more left out: in the --exclude suites): {candidates} with a move that loses value, {unanswered} at a quiet counter the tables do not answer",
         games.len()
     );
     // A seeded shuffle of each cell, then one row from each cell in turn:
