@@ -46,6 +46,56 @@ fn solve_applies_the_fifty_move_rule_on_one_or_two_threads() {
 }
 
 #[test]
+fn solve_expect_runs_the_guessed_winner_first_and_keeps_the_value() {
+    // The foxes win: a right guess settles it in one search, a wrong one
+    // is disproven first and the foxes' search then proves the win.
+    let right = ok(&["solve", "--fen", ONE_CAPTURE_WINS, "--expect", "foxes"]);
+    assert!(right.contains("searches: foxes win? yes\n"), "{right}");
+    let wrong = ok(&["solve", "--fen", ONE_CAPTURE_WINS, "--expect", "geese"]);
+    assert!(
+        wrong.contains("searches: geese win? no; foxes win? yes"),
+        "{wrong}"
+    );
+    for out in [&right, &wrong] {
+        assert!(
+            out.contains("value: foxes win") && out.contains("best: c6xe4"),
+            "{out}"
+        );
+    }
+    // A draw needs both searches, in the guessed order.
+    let draw = "F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 99";
+    let out = ok(&["solve", "--fen", draw, "--expect", "geese", "--tt-mb", "2"]);
+    assert!(out.contains("value: draw"), "{out}");
+    assert!(
+        out.contains("searches: geese win? no; foxes win? no"),
+        "{out}"
+    );
+    let err = fails(&["solve", "--expect", "geese", "--threads", "2"]);
+    assert!(err.contains("with --threads 2 they run at once"), "{err}");
+    let err = fails(&[
+        "solve",
+        "--expect",
+        "geese",
+        "--variant",
+        "classic",
+        "--method",
+        "dag",
+    ]);
+    assert!(
+        err.contains("--expect orders df-pn's two searches"),
+        "{err}"
+    );
+    // A word that is no side: clap's usage error (exit 2) names the flag.
+    let out = halatafl(&["solve", "--expect", "ducks"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--expect <EXPECT>': unknown side `ducks`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn solve_reports_unknown_with_root_numbers_when_the_budget_ends() {
     let out = ok(&["solve", "--budget-nodes", "50", "--tt-mb", "1"]);
     assert!(
@@ -848,18 +898,31 @@ fn exclude_holds_a_new_suite_out_of_earlier_ones() {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let run = halatafl(&args);
-        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
         String::from_utf8(run.stderr).unwrap()
     };
     let (first, second) = (dir.join("first.csv"), dir.join("second.csv"));
     let log = build(&first, &[]);
-    assert!(log.contains("(0 left out: in the --exclude suites)"), "{log}");
+    assert!(
+        log.contains("(0 left out: in the --exclude suites)"),
+        "{log}"
+    );
     let log = build(&second, &[&first]);
     // Latest plies first: without the exclusion the second build would
     // take the first's positions again.
-    assert!(log.contains("(6 left out: in the --exclude suites)"), "{log}");
+    assert!(
+        log.contains("(6 left out: in the --exclude suites)"),
+        "{log}"
+    );
     let fens = |path: &std::path::Path| -> Vec<String> {
-        read_csv(path).into_iter().map(|r| r["fen"].clone()).collect()
+        read_csv(path)
+            .into_iter()
+            .map(|r| r["fen"].clone())
+            .collect()
     };
     let (a, b) = (fens(&first), fens(&second));
     assert_eq!((a.len(), b.len()), (6, 6));
@@ -891,7 +954,10 @@ fn exclude_holds_a_new_suite_out_of_earlier_ones() {
         "--exclude",
         dir.join("missing.csv").to_str().unwrap(),
     ]);
-    assert!(err.contains("reading --exclude") && err.contains("missing.csv"), "{err}");
+    assert!(
+        err.contains("reading --exclude") && err.contains("missing.csv"),
+        "{err}"
+    );
 }
 
 #[test]

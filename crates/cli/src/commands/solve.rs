@@ -104,6 +104,13 @@ pub struct SolveArgs {
     /// exact either way. docs/solver.md.
     #[arg(long, default_value = "standard")]
     pub sum: halatafl_solver::ProofSum,
+    /// One position, one thread: a guess at the winner (`foxes` or
+    /// `geese`). Its search runs first with the whole budget, the other
+    /// side's only with what is left if the first is disproven; without it
+    /// the side to move goes first with half. The value is exact either
+    /// way (`--deepest` guesses each game's winner itself).
+    #[arg(long, conflicts_with = "from_games")]
+    pub expect: Option<Side>,
     /// Suite mode: a games CSV (`halatafl match --csv`); its positions are
     /// solved, latest plies first, and the proven ones written to --out.
     /// With --method retro (classic games, with or without sideways steps):
@@ -251,6 +258,11 @@ pub fn run(args: SolveArgs) -> Result<()> {
         "--order ranks moves for df-pn (--method dfpn), not for --method {:?}",
         args.method
     );
+    anyhow::ensure!(
+        args.expect.is_none() || args.method == Method::Dfpn,
+        "--expect orders df-pn's two searches (--method dfpn); --method {:?} has none",
+        args.method
+    );
     if args.method == Method::Dag {
         anyhow::ensure!(
             args.from_games.is_none() && args.threads == 1,
@@ -276,8 +288,12 @@ pub fn run(args: SolveArgs) -> Result<()> {
     }
     let position = args.position.position()?;
     let registry = NetRegistry::default();
+    anyhow::ensure!(
+        args.expect.is_none() || args.threads == 1,
+        "--expect orders the two searches of one thread; with --threads 2 they run at once"
+    );
     let mut solver = new_solver(&config, &args, position.variant(), &registry)?;
-    let solution = solver.solve(&position);
+    let solution = solver.solve_expecting(&position, args.expect);
     print_solution(&position, &solution, config.budget_nodes);
     if args.order != OrderSpec::None {
         println!("ranked: {} positions by --order", solver.ranked_positions());
