@@ -945,6 +945,23 @@ fn exclude_holds_a_new_suite_out_of_earlier_ones() {
         err.contains("an --exclude suite holds two-foxes") && err.contains("excludes nothing"),
         "{err}"
     );
+    // And so is a classic suite by the df-pn builder of Two Foxes games.
+    let err = fails(&[
+        "solve",
+        "--from-games",
+        g,
+        "--out",
+        dir.join("e.csv").to_str().unwrap(),
+        "--exclude",
+        workspace()
+            .join("data/suites/classic13.csv")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(
+        err.contains("an --exclude suite holds classic") && err.contains("but no game is"),
+        "{err}"
+    );
     let err = fails(&[
         "solve",
         "--from-games",

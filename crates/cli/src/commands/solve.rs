@@ -622,8 +622,6 @@ fn replay_row(games_path: &std::path::Path, row: &halatafl_arena::GameRow) -> Re
         .map_err(|why| anyhow::anyhow!("{}, game {}, {why}", games_path.display(), row.game))
 }
 
-/// `solve --from-games G --deepest`: per game, the deepest position before
-/// its end that df-pn proves within the budget (see `SolveArgs::deepest`).
 /// The positions of the `--exclude` suites, as (FEN, variant) pairs: the
 /// key both suite builders deduplicate by.
 fn excluded_positions(args: &SolveArgs) -> Result<HashSet<(String, String)>> {
@@ -638,6 +636,8 @@ fn excluded_positions(args: &SolveArgs) -> Result<HashSet<(String, String)>> {
     Ok(excluded)
 }
 
+/// `solve --from-games G --deepest`: per game, the deepest position before
+/// its end that df-pn proves within the budget (see `SolveArgs::deepest`).
 fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     let games_path = args
         .from_games
@@ -753,6 +753,15 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
                 });
             }
         }
+    }
+    let variants: HashSet<String> = candidates
+        .iter()
+        .map(|c| c.position.variant().to_string())
+        .collect();
+    if let Some((fen, other)) = excluded.iter().find(|(_, v)| !variants.contains(v)) {
+        anyhow::bail!(
+            "an --exclude suite holds {other} (`{fen}`), but no game is: a suite of another game excludes nothing"
+        );
     }
     // Interleave games, ply by ply from their ends, so the suite spans games.
     candidates.sort_by_key(|c| (c.to_end, c.game));
