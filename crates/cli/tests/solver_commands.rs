@@ -805,6 +805,52 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
         assert!(solved.contains(word), "{line}: {solved}");
     }
     assert!(out.contains("deepest proven per game: ["), "{out}");
+    // Where a walk stopped, the first position not proven: its distance
+    // (one step beyond the deepest proven) and each search's root numbers.
+    let stopped = |budget: &str| {
+        ok(&[
+            "solve",
+            "--from-games",
+            g,
+            "--deepest",
+            "--every",
+            "2",
+            "--patience",
+            "1",
+            "--budget-nodes",
+            budget,
+            "--tt-mb",
+            "4",
+        ])
+    };
+    let small = stopped("300");
+    let misses: Vec<&str> = small
+        .lines()
+        .filter(|l| l.starts_with("  not proven "))
+        .collect();
+    assert!(!misses.is_empty(), "{small}");
+    for (game, miss) in small.lines().zip(small.lines().skip(1)) {
+        if !miss.starts_with("  not proven ") {
+            continue;
+        }
+        let deepest: usize = game
+            .split("deepest proven ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            miss.starts_with(&format!(
+                "  not proven {} plies before the end: ",
+                deepest + 2
+            )),
+            "{game}\n{miss}"
+        );
+        assert!(miss.contains("win? unknown (root pn "), "{miss}");
+    }
     // A suite needs --out; --deepest writes none.
     let err = fails(&["solve", "--from-games", g]);
     assert!(err.contains("--out SUITE"), "{err}");

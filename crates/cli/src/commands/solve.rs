@@ -659,6 +659,10 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         // earlier ones, and games do not crowd each other out.
         let mut solver = new_solver(&config, args, positions[0].variant(), &registry)?;
         let (mut deepest, mut value, mut misses, mut proven, mut nodes) = (0, None, 0, 0, 0);
+        // The first of the misses that ended the walk, with how far each
+        // search got there: a proof number that stays put as the budget
+        // grows is a search not closing in; one that shrinks wants nodes.
+        let mut first_miss: Option<(usize, String)> = None;
         let game_started = Instant::now();
         // The game's winner is the likely winner of its late positions: its
         // search goes first with the whole budget (`Solver::solve_expecting`).
@@ -676,8 +680,16 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
                 Some(v) => {
                     (deepest, value, misses) = (back - args.every, Some(v), 0);
                     proven += 1;
+                    first_miss = None;
                 }
-                None => misses += 1,
+                None => {
+                    misses += 1;
+                    if first_miss.is_none() {
+                        let searches: Vec<String> =
+                            s.searches.iter().map(|&(p, o)| search_text(p, o)).collect();
+                        first_miss = Some((back - args.every, searches.join("; ")));
+                    }
+                }
             }
         }
         all_nodes += nodes;
@@ -691,6 +703,9 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
             value.map_or(String::new(), |v: halatafl_solver::Value| format!(" ({})", v.word())),
             game_started.elapsed().as_secs_f64()
         );
+        if let Some((at, searches)) = first_miss {
+            println!("  not proven {at} plies before the end: {searches}");
+        }
     }
     anyhow::ensure!(!depths.is_empty(), "{}: no games", games_path.display());
     let mut sorted = depths.clone();
