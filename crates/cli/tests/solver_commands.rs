@@ -973,50 +973,37 @@ fn exclude_holds_a_new_suite_out_of_earlier_ones() {
     let (a, b) = (fens(&first), fens(&second));
     assert_eq!((a.len(), b.len()), (6, 6));
     assert!(b.iter().all(|fen| !a.contains(fen)), "{a:?} {b:?}");
-    // A suite of another game is refused by the classic builder before
-    // its tables are built, and an unreadable one names its flag.
-    let classic = workspace().join("data/suites/classic13-games.csv");
-    let err = fails(&[
-        "solve",
-        "--from-games",
-        classic.to_str().unwrap(),
-        "--method",
-        "retro",
-        "--out",
-        dir.join("c.csv").to_str().unwrap(),
-        "--exclude",
-        first.to_str().unwrap(),
-    ]);
+    // `solve --from-games GAMES --out OUT --exclude SUITE` with `extra`,
+    // which must fail: its error message.
+    let refused = |games: &std::path::Path, exclude: &std::path::Path, extra: &[&str]| {
+        let out = dir.join("refused.csv");
+        let mut args = vec![
+            "solve",
+            "--from-games",
+            games.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--exclude",
+            exclude.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        fails(&args)
+    };
+    // A suite of another game is refused, by the classic builder before
+    // its tables are built and by the df-pn builder, and an unreadable one
+    // names its flag.
+    let classic_games = workspace().join("data/suites/classic13-games.csv");
+    let err = refused(&classic_games, &first, &["--method", "retro"]);
     assert!(
         err.contains("an --exclude suite holds two-foxes") && err.contains("excludes nothing"),
         "{err}"
     );
-    // And so is a classic suite by the df-pn builder of Two Foxes games.
-    let err = fails(&[
-        "solve",
-        "--from-games",
-        g,
-        "--out",
-        dir.join("e.csv").to_str().unwrap(),
-        "--exclude",
-        workspace()
-            .join("data/suites/classic13.csv")
-            .to_str()
-            .unwrap(),
-    ]);
+    let err = refused(&games, &workspace().join("data/suites/classic13.csv"), &[]);
     assert!(
         err.contains("an --exclude suite holds classic") && err.contains("but no game is"),
         "{err}"
     );
-    let err = fails(&[
-        "solve",
-        "--from-games",
-        g,
-        "--out",
-        dir.join("d.csv").to_str().unwrap(),
-        "--exclude",
-        dir.join("missing.csv").to_str().unwrap(),
-    ]);
+    let err = refused(&games, &dir.join("missing.csv"), &[]);
     assert!(
         err.contains("reading --exclude") && err.contains("missing.csv"),
         "{err}"
