@@ -740,6 +740,18 @@ fn solve_retro_refuses_two_foxes_and_tables_over_the_memory_cap() {
     assert!(err.contains("--threads 0"), "{err}");
 }
 
+/// The distance of a `--deepest` game line's deepest proven position.
+fn deepest_of(line: &str) -> usize {
+    line.split("deepest proven ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn deepest_proofs_walk_each_game_back_from_its_end() {
     let dir = scratch("deepest");
@@ -765,15 +777,7 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
     let rows = read_csv(&games);
     for (line, row) in lines.iter().zip(&rows) {
         // The deepest proven position, solved alone, has the value printed.
-        let deepest: usize = line
-            .split("deepest proven ")
-            .nth(1)
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let deepest = deepest_of(line);
         assert!(deepest >= 2 && deepest.is_multiple_of(2), "{line}");
         let moves: Vec<&str> = row["moves"].split_whitespace().collect();
         let k = moves.len() - deepest;
@@ -807,23 +811,20 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
     assert!(out.contains("deepest proven per game: ["), "{out}");
     // Where a walk stopped, the first position not proven: its distance
     // (one step beyond the deepest proven) and each search's root numbers.
-    let stopped = |budget: &str| {
-        ok(&[
-            "solve",
-            "--from-games",
-            g,
-            "--deepest",
-            "--every",
-            "2",
-            "--patience",
-            "1",
-            "--budget-nodes",
-            budget,
-            "--tt-mb",
-            "4",
-        ])
-    };
-    let small = stopped("300");
+    let small = ok(&[
+        "solve",
+        "--from-games",
+        g,
+        "--deepest",
+        "--every",
+        "2",
+        "--patience",
+        "1",
+        "--budget-nodes",
+        "300",
+        "--tt-mb",
+        "4",
+    ]);
     let misses: Vec<&str> = small
         .lines()
         .filter(|l| l.starts_with("  not proven "))
@@ -833,15 +834,7 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
         if !miss.starts_with("  not proven ") {
             continue;
         }
-        let deepest: usize = game
-            .split("deepest proven ")
-            .nth(1)
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let deepest = deepest_of(game);
         assert!(
             miss.starts_with(&format!(
                 "  not proven {} plies before the end: ",
