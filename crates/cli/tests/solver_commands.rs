@@ -758,20 +758,24 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
     let games = dir.join("games.csv");
     let g = games.to_str().unwrap();
     two_decided_games(g);
-    let out = ok(&[
-        "solve",
-        "--from-games",
-        g,
-        "--deepest",
-        "--every",
-        "2",
-        "--patience",
-        "2",
-        "--budget-nodes",
-        "20000",
-        "--tt-mb",
-        "4",
-    ]);
+    // `solve --deepest` on the two games, in steps of two plies.
+    let walk = |patience: &str, budget: &str| {
+        ok(&[
+            "solve",
+            "--from-games",
+            g,
+            "--deepest",
+            "--every",
+            "2",
+            "--patience",
+            patience,
+            "--budget-nodes",
+            budget,
+            "--tt-mb",
+            "4",
+        ])
+    };
+    let out = walk("2", "20000");
     let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("game ")).collect();
     assert_eq!(lines.len(), 2, "{out}");
     let rows = read_csv(&games);
@@ -811,20 +815,7 @@ fn deepest_proofs_walk_each_game_back_from_its_end() {
     assert!(out.contains("deepest proven per game: ["), "{out}");
     // Where a walk stopped, the first position not proven: its distance
     // (one step beyond the deepest proven) and each search's root numbers.
-    let small = ok(&[
-        "solve",
-        "--from-games",
-        g,
-        "--deepest",
-        "--every",
-        "2",
-        "--patience",
-        "1",
-        "--budget-nodes",
-        "300",
-        "--tt-mb",
-        "4",
-    ]);
+    let small = walk("1", "300");
     let misses: Vec<&str> = small
         .lines()
         .filter(|l| l.starts_with("  not proven "))

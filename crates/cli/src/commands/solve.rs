@@ -263,6 +263,10 @@ pub fn run(args: SolveArgs) -> Result<()> {
         "--expect orders df-pn's two searches (--method dfpn); --method {:?} has none",
         args.method
     );
+    anyhow::ensure!(
+        args.expect.is_none() || args.threads == 1,
+        "--expect orders the two searches of one thread; with --threads 2 they run at once"
+    );
     if args.method == Method::Dag {
         anyhow::ensure!(
             args.from_games.is_none() && args.threads == 1,
@@ -288,10 +292,6 @@ pub fn run(args: SolveArgs) -> Result<()> {
     }
     let position = args.position.position()?;
     let registry = NetRegistry::default();
-    anyhow::ensure!(
-        args.expect.is_none() || args.threads == 1,
-        "--expect orders the two searches of one thread; with --threads 2 they run at once"
-    );
     let mut solver = new_solver(&config, &args, position.variant(), &registry)?;
     let solution = solver.solve_expecting(&position, args.expect);
     print_solution(&position, &solution, config.budget_nodes);
@@ -623,14 +623,27 @@ fn replay_row(games_path: &std::path::Path, row: &halatafl_arena::GameRow) -> Re
 }
 
 /// The positions of the `--exclude` suites, as (FEN, variant) pairs: the
-/// key both suite builders deduplicate by.
-fn excluded_positions(args: &SolveArgs) -> Result<HashSet<(String, String)>> {
+/// key both suite builders deduplicate by. A suite position of a variant
+/// none of the games is (`game_variants`) is refused: such a suite
+/// excludes nothing, and naming it is a mistake.
+fn excluded_positions(
+    args: &SolveArgs,
+    game_variants: &HashSet<String>,
+) -> Result<HashSet<(String, String)>> {
     let mut excluded = HashSet::new();
     for path in &args.exclude {
         let entries = halatafl_solver::suite::read_suite(path)
             .with_context(|| format!("reading --exclude {}", path.display()))?;
         for e in entries {
-            excluded.insert((e.position.fen(), e.position.variant().to_string()));
+            let variant = e.position.variant().to_string();
+            anyhow::ensure!(
+                game_variants.contains(&variant),
+                "{}, line {}: an --exclude suite holds {variant} (`{}`), but no game is: a suite of another game excludes nothing",
+                path.display(),
+                e.line,
+                e.row.fen
+            );
+            excluded.insert((e.position.fen(), variant));
         }
     }
     Ok(excluded)
@@ -738,14 +751,21 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
     halatafl_cli::outputs::check_outputs(&[("--from-games", games_path)], &[("--out", out)])?;
     let rows = read_game_rows(games_path)
         .with_context(|| format!("reading --from-games {}", games_path.display()))?;
+    let games = rows
+        .iter()
+        .map(|row| replay_row(games_path, row))
+        .collect::<Result<Vec<_>>>()?;
+    let variants = games
+        .iter()
+        .map(|g| g.positions()[0].variant().to_string())
+        .collect();
+    let excluded = excluded_positions(args, &variants)?;
     // Positions of every game, latest plies first (where proofs are cheap),
     // each position once, none of the --exclude suites'.
-    let excluded = excluded_positions(args)?;
-    let mut excluded_met = HashSet::new();
+    let mut left_out = 0;
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
-    for row in &rows {
-        let game = replay_row(games_path, row)?;
+    for (row, game) in rows.iter().zip(&games) {
         let plies = game.positions().len();
         for (ply, position) in game.positions().iter().enumerate().rev() {
             if !(plies - 1 - ply).is_multiple_of(args.every)
@@ -755,28 +775,20 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
                 continue;
             }
             let key = (position.fen(), position.variant().to_string());
-            if excluded.contains(&key) {
-                excluded_met.insert(key);
+            if !seen.insert(key.clone()) {
                 continue;
             }
-            if seen.insert(key) {
-                candidates.push(Candidate {
-                    position: *position,
-                    game: row.game,
-                    ply,
-                    to_end: row.plies.saturating_sub(ply),
-                });
+            if excluded.contains(&key) {
+                left_out += 1;
+                continue;
             }
+            candidates.push(Candidate {
+                position: *position,
+                game: row.game,
+                ply,
+                to_end: row.plies.saturating_sub(ply),
+            });
         }
-    }
-    let variants: HashSet<String> = candidates
-        .iter()
-        .map(|c| c.position.variant().to_string())
-        .collect();
-    if let Some((fen, other)) = excluded.iter().find(|(_, v)| !variants.contains(v)) {
-        anyhow::bail!(
-            "an --exclude suite holds {other} (`{fen}`), but no game is: a suite of another game excludes nothing"
-        );
     }
     // Interleave games, ply by ply from their ends, so the suite spans games.
     candidates.sort_by_key(|c| (c.to_end, c.game));
@@ -784,7 +796,7 @@ fn build_suite(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         "{} candidate positions from {} games ({} left out: in the --exclude suites)",
         candidates.len(),
         rows.len(),
-        excluded_met.len()
+        left_out
     );
     let registry = NetRegistry::default();
     let variant = candidates
@@ -933,12 +945,8 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
         games.push((row.game, game));
     }
     let variant = variant.expect("at least one game");
-    let excluded = excluded_positions(args)?;
-    if let Some((fen, other)) = excluded.iter().find(|(_, v)| *v != variant.to_string()) {
-        anyhow::bail!(
-            "an --exclude suite holds {other} (`{fen}`), but the games are {variant}: a suite of another game excludes nothing"
-        );
-    }
+    let variant_name = variant.to_string();
+    let excluded = excluded_positions(args, &HashSet::from([variant_name.clone()]))?;
     let geese = variant.geese as u32;
     let config = RetroConfig {
         threads: args.threads,
@@ -995,11 +1003,14 @@ fn build_exact_suite(args: &SolveArgs) -> Result<()> {
             if !ply.is_multiple_of(args.every)
                 || position.outcome_without_history().is_some()
                 || args.max_geese.is_some_and(|g| position.geese().count() > g)
-                || !seen.insert(position.fen())
             {
                 continue;
             }
-            if excluded.contains(&(position.fen(), variant.to_string())) {
+            let fen = position.fen();
+            if !seen.insert(fen.clone()) {
+                continue;
+            }
+            if excluded.contains(&(fen, variant_name.clone())) {
                 left_out += 1;
                 continue;
             }
