@@ -236,7 +236,46 @@ impl Position {
         }
     }
 
+    /// The geese's forward and diagonally forward steps, without the
+    /// sideways ones (for the geese to move; empty for the foxes). A
+    /// search that lets the geese step only forward never repeats a
+    /// position (each of their moves raises their summed rows), which a
+    /// proof search uses to keep its results path-independent.
+    pub fn forward_goose_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        if self.side == Side::Geese {
+            self.generate_goose_steps(&mut list, false);
+        }
+        list
+    }
+
+    /// The number of [`Position::forward_goose_moves`], without building them.
+    pub fn count_forward_goose_moves(&self) -> u64 {
+        if self.side != Side::Geese {
+            return 0;
+        }
+        self.count_goose_steps(false)
+    }
+
+    fn count_goose_steps(&self, sideways: bool) -> u64 {
+        let g = self.geometry();
+        let empty = self.empty();
+        let count = |d: usize| {
+            let delta = crate::geometry::Direction::from_index(d as u8).delta();
+            ((self.geese & g.has_line[d]).shift(delta) & empty).count() as u64
+        };
+        let mut n: u64 = GOOSE_FORWARD.iter().map(|&d| count(d)).sum();
+        if sideways {
+            n += GOOSE_SIDEWAYS.iter().map(|&d| count(d)).sum::<u64>();
+        }
+        n
+    }
+
     fn generate_geese(&self, list: &mut MoveList) {
+        self.generate_goose_steps(list, self.variant.sideways);
+    }
+
+    fn generate_goose_steps(&self, list: &mut MoveList, sideways: bool) {
         let g = self.geometry();
         let empty = self.empty();
         let mut each = |d: usize| {
@@ -251,7 +290,7 @@ impl Position {
         for d in GOOSE_FORWARD {
             each(d);
         }
-        if self.variant.sideways {
+        if sideways {
             for d in GOOSE_SIDEWAYS {
                 each(d);
             }
@@ -294,22 +333,7 @@ impl Position {
         let g = self.geometry();
         let empty = self.empty();
         match self.side {
-            Side::Geese => {
-                let mut n = 0;
-                let count = |d: usize| {
-                    let delta = crate::geometry::Direction::from_index(d as u8).delta();
-                    ((self.geese & g.has_line[d]).shift(delta) & empty).count() as u64
-                };
-                for d in GOOSE_FORWARD {
-                    n += count(d);
-                }
-                if self.variant.sideways {
-                    for d in GOOSE_SIDEWAYS {
-                        n += count(d);
-                    }
-                }
-                n
-            }
+            Side::Geese => self.count_goose_steps(self.variant.sideways),
             Side::Foxes => {
                 let jumpers = self.foxes_that_can_jump();
                 let mut n = 0u64;

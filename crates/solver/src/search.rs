@@ -39,6 +39,11 @@ pub struct SolverConfig {
     /// How a node's summed number (disproof number at an OR node, proof
     /// number at an AND node) adds up its children's (see [`ProofSum`]).
     pub sum: ProofSum,
+    /// Where the geese prove a win and may step sideways (Two Foxes; the
+    /// classic game with sideways steps), first search for a win with
+    /// forward steps only, and search all their moves only if that is
+    /// disproven. See [`Solver::prove`].
+    pub forward_geese: bool,
 }
 
 /// How the summed number of a node (the disproof number where the prover
@@ -177,6 +182,7 @@ impl Default for SolverConfig {
             init: LeafInit::default(),
             order_base: 2,
             sum: ProofSum::default(),
+            forward_geese: true,
         }
     }
 }
@@ -298,6 +304,8 @@ pub struct Solver {
     order_cache: HashMap<u64, Box<[u8]>>,
     /// Positions ranked by [`Solver::order`] (cache misses).
     ranked: u64,
+    /// The current search is the geese's forward-only one.
+    forward: bool,
 }
 
 /// Entries of the order cache before it is emptied (a bound on its memory:
@@ -324,6 +332,7 @@ impl Solver {
             order: None,
             order_cache: HashMap::new(),
             ranked: 0,
+            forward: false,
         })
     }
 
@@ -500,11 +509,70 @@ impl Solver {
         std::thread::scope(|s| {
             std::thread::Builder::new()
                 .stack_size(STACK_BYTES)
-                .spawn_scoped(s, || self.prove_here(position, prover, budget))
+                .spawn_scoped(s, || self.prove_staged(position, prover, budget))
                 .expect("a thread starts")
                 .join()
                 .expect("search thread")
         })
+    }
+
+    /// [`Solver::prove`] on the search thread. Where the geese prove and
+    /// could step sideways, the forward-only search comes first
+    /// ([`SolverConfig::forward_geese`]). With the geese stepping only
+    /// forward no position can come twice (each goose move raises their
+    /// summed rows or a capture lowers their count) and every goose move
+    /// resets the fifty-move counter, so that search has no draws: every
+    /// result in it holds whatever the path, and goes into the table,
+    /// where the full search can only store the disproofs that rest on no
+    /// repetition. The foxes keep all their moves, so its proof is a proof
+    /// of the real game. Its disproof only says forward steps do not
+    /// suffice; then the full search runs with the nodes left (and at
+    /// least one, so that it reports its root numbers).
+    fn prove_staged(
+        &mut self,
+        position: &Position,
+        prover: Side,
+        budget: u64,
+    ) -> (SearchOutcome, Option<Move>, u64) {
+        let sideways = position.variant().sideways;
+        if !(self.config.forward_geese && prover == Side::Geese && sideways) {
+            return self.prove_here(position, prover, budget);
+        }
+        self.set_forward(true);
+        let (outcome, best, spent) = self.prove_here(position, prover, budget);
+        self.set_forward(false);
+        if outcome != SearchOutcome::Disproven {
+            return (outcome, best, spent);
+        }
+        let left = budget.saturating_sub(spent).max(1);
+        let (outcome, best, more) = self.prove_here(position, prover, left);
+        (outcome, best, spent + more)
+    }
+
+    fn set_forward(&mut self, on: bool) {
+        self.forward = on;
+        self.table.restrict_geese(on);
+    }
+
+    /// The mover's moves at the current position: all legal moves, or the
+    /// forward ones where the forward-only search's geese move.
+    fn moves_here(&self) -> halatafl_rules::MoveList {
+        let p = self.game.position();
+        if self.forward && p.side() == Side::Geese {
+            p.forward_goose_moves()
+        } else {
+            p.legal_moves()
+        }
+    }
+
+    /// The number of [`Solver::moves_here`].
+    fn move_count_here(&self) -> u64 {
+        let p = self.game.position();
+        if self.forward && p.side() == Side::Geese {
+            p.count_forward_goose_moves()
+        } else {
+            p.count_legal_moves()
+        }
     }
 
     fn prove_here(
@@ -521,7 +589,7 @@ impl Solver {
         // A root the table or the free-fox rule settles is still expanded,
         // so that the answer comes with its move: its children are mostly
         // in the table, and a proven one ends the search at once.
-        let moves = position.count_legal_moves();
+        let moves = self.move_count_here();
         match self.ended(moves) {
             Some(true) => return (SearchOutcome::Proven, None, 0),
             Some(false) => return (SearchOutcome::Disproven, None, 0),
@@ -639,7 +707,7 @@ impl Solver {
         let p = self.game.position();
         let win = (0, INF, INDEPENDENT, false);
         let not_win = (INF, 0, INDEPENDENT, false);
-        let moves = p.count_legal_moves();
+        let moves = self.move_count_here();
         if let Some(prover_wins) = self.ended(moves) {
             return if prover_wins { win } else { not_win };
         }
@@ -705,7 +773,7 @@ impl Solver {
         let nodes_before = self.nodes;
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
-        let moves = self.game.position().legal_moves();
+        let moves = self.moves_here();
         let mut children = Vec::with_capacity(moves.len());
         for &mv in moves.iter() {
             self.game.play_unchecked(mv);

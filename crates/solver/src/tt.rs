@@ -28,6 +28,9 @@ const NO_DISPROOF: u8 = u8::MAX;
 const GEESE_TO_MOVE_BIT: u64 = 1 << 63;
 /// Bit of the first key word marking the geese as the prover.
 const GEESE_PROVE_BIT: u64 = 1 << 62;
+/// Bit of the first key word marking the geese's search restricted to
+/// forward steps ([`Table::restrict_geese`]).
+const FORWARD_BIT: u64 = 1 << 61;
 
 /// Entries per bucket: a lookup reads one bucket, a store replaces the
 /// bucket's entry that cost the least work.
@@ -87,15 +90,31 @@ pub struct Table {
     mask: usize,
     used: usize,
     contradictions: u64,
+    /// The geese's search is the forward-only one ([`Table::restrict_geese`]).
+    forward_geese: bool,
+    /// Some forward-only entry was stored, so lookups also read that key.
+    forward_stored: bool,
 }
 
-fn keys(position: &Position, prover: Side) -> (u64, u64) {
+/// Whose search an entry belongs to. The forward-only geese search has
+/// entries of its own: its disproofs say only that forward steps do not
+/// win, which is no disproof of the geese in the real game.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Searcher {
+    Foxes,
+    Geese,
+    ForwardGeese,
+}
+
+fn keys(position: &Position, searcher: Searcher) -> (u64, u64) {
     let mut k = position.foxes().0;
     if position.side() == Side::Geese {
         k |= GEESE_TO_MOVE_BIT;
     }
-    if prover == Side::Geese {
-        k |= GEESE_PROVE_BIT;
+    match searcher {
+        Searcher::Foxes => {}
+        Searcher::Geese => k |= GEESE_PROVE_BIT,
+        Searcher::ForwardGeese => k |= GEESE_PROVE_BIT | FORWARD_BIT,
     }
     (k, position.geese().0)
 }
@@ -121,6 +140,27 @@ impl Table {
             mask: buckets - 1,
             used: 0,
             contradictions: 0,
+            forward_geese: false,
+            forward_stored: false,
+        }
+    }
+
+    /// Sets whether the geese's search is the forward-only one: while it
+    /// is, the geese's entries are stored under a key of their own. Proofs
+    /// of either geese search are proofs of the real game, so each reads
+    /// the other's proofs (and the forward-only one reads the real
+    /// disproofs, which hold for it a fortiori); only the forward-only
+    /// disproofs stay apart.
+    pub fn restrict_geese(&mut self, on: bool) {
+        self.forward_geese = on;
+    }
+
+    /// The key the current search of `prover` stores under.
+    fn searcher(&self, prover: Side) -> Searcher {
+        match prover {
+            Side::Foxes => Searcher::Foxes,
+            Side::Geese if self.forward_geese => Searcher::ForwardGeese,
+            Side::Geese => Searcher::Geese,
         }
     }
 
@@ -134,34 +174,47 @@ impl Table {
         }
     }
 
-    fn bucket(&self, position: &Position, prover: Side) -> usize {
-        let salt = if prover == Side::Geese {
-            0x9e37_79b9_7f4a_7c15
-        } else {
-            0
+    fn bucket(&self, position: &Position, searcher: Searcher) -> usize {
+        let salt = match searcher {
+            Searcher::Foxes => 0,
+            Searcher::Geese => 0x9e37_79b9_7f4a_7c15,
+            Searcher::ForwardGeese => 0x2545_f491_4f6c_dd1d,
         };
         // The Zobrist hash's high bits pick the bucket.
         let h = (position.hash() ^ salt).wrapping_mul(0xff51_afd7_ed55_8ccd);
         ((h >> 32) as usize & self.mask) * BUCKET
     }
 
-    fn find(&self, position: &Position, prover: Side) -> Option<usize> {
-        let (kf, kg) = keys(position, prover);
-        let start = self.bucket(position, prover);
+    fn find(&self, position: &Position, searcher: Searcher) -> Option<usize> {
+        let (kf, kg) = keys(position, searcher);
+        let start = self.bucket(position, searcher);
         (start..start + BUCKET)
             .find(|&i| self.entries[i].key_foxes == kf && self.entries[i].key_geese == kg)
     }
 
+    /// Whether `searcher`'s entry for `position` holds a proof at its counter.
+    fn proven_by(&self, position: &Position, searcher: Searcher) -> bool {
+        self.find(position, searcher)
+            .is_some_and(|i| quiet_of(position) < self.entries[i].proof_upto)
+    }
+
     /// What is known of `position` for `prover`. A proof for the other side
-    /// is a disproof for this one, so both are read.
+    /// is a disproof for this one, so both are read; a geese proof of
+    /// either geese search counts for both.
     pub fn lookup(&self, position: &Position, prover: Side) -> Known {
         let q = quiet_of(position);
-        if let Some(i) = self.find(position, prover.other()) {
-            if q < self.entries[i].proof_upto {
-                return Known::Disproven;
-            }
+        let forward_proofs = self.forward_stored || self.forward_geese;
+        let geese_proven = |t: &Table| {
+            t.proven_by(position, Searcher::Geese)
+                || (forward_proofs && t.proven_by(position, Searcher::ForwardGeese))
+        };
+        let own = self.searcher(prover);
+        match prover {
+            Side::Geese if self.proven_by(position, Searcher::Foxes) => return Known::Disproven,
+            Side::Foxes if geese_proven(self) => return Known::Disproven,
+            _ => {}
         }
-        match self.find(position, prover) {
+        let known = match self.find(position, own) {
             None => Known::Missing,
             Some(i) => {
                 let e = &self.entries[i];
@@ -173,15 +226,40 @@ impl Table {
                     Known::Numbers { pn: e.pn, dn: e.dn }
                 }
             }
+        };
+        match known {
+            Known::Numbers { .. } | Known::Missing if prover == Side::Geese => {
+                if geese_proven(self) {
+                    Known::Proven
+                } else if own == Searcher::ForwardGeese
+                    && self.lookup_real_geese_disproof(position)
+                {
+                    Known::Disproven
+                } else {
+                    known
+                }
+            }
+            _ => known,
         }
+    }
+
+    /// Whether the real geese search disproved `position` (which the
+    /// forward-only search may then take as its own disproof).
+    fn lookup_real_geese_disproof(&self, position: &Position) -> bool {
+        self.find(position, Searcher::Geese)
+            .is_some_and(|i| quiet_of(position) >= self.entries[i].disproof_from)
     }
 
     /// The slot for `position`: its own, else the bucket's least-worked one.
     fn slot(&mut self, position: &Position, prover: Side, work: u32) -> Option<usize> {
-        if let Some(i) = self.find(position, prover) {
+        let searcher = self.searcher(prover);
+        if searcher == Searcher::ForwardGeese {
+            self.forward_stored = true;
+        }
+        if let Some(i) = self.find(position, searcher) {
             return Some(i);
         }
-        let start = self.bucket(position, prover);
+        let start = self.bucket(position, searcher);
         let victim = (start..start + BUCKET)
             .min_by_key(|&i| {
                 let e = &self.entries[i];
@@ -199,7 +277,7 @@ impl Table {
         if e.key_foxes == 0 {
             self.used += 1;
         }
-        let (kf, kg) = keys(position, prover);
+        let (kf, kg) = keys(position, searcher);
         self.entries[victim] = Entry {
             key_foxes: kf,
             key_geese: kg,

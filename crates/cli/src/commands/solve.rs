@@ -104,6 +104,12 @@ pub struct SolveArgs {
     /// exact either way. docs/solver.md.
     #[arg(long, default_value = "standard")]
     pub sum: halatafl_solver::ProofSum,
+    /// df-pn: let the geese's search try all their moves at once, instead
+    /// of first a win with forward steps only (the default where geese may
+    /// step sideways: that search cannot repeat a position, so all its
+    /// results are kept). The answers are exact either way. docs/solver.md.
+    #[arg(long)]
+    pub no_forward_geese: bool,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
     /// side's only with what is left if the first is disproven; without it
@@ -184,6 +190,7 @@ impl SolveArgs {
             init: self.init,
             order_base: self.order_base,
             sum: self.sum,
+            forward_geese: !self.no_forward_geese,
             ..d
         }
     }
