@@ -128,6 +128,41 @@ fn solve_refuses_bad_input() {
     );
 }
 
+/// Sixteen plies before the end of a game the geese won by filling the
+/// pen (game 4 of `data/suites/two-foxes-games.csv`).
+const GEESE_FILL_THE_PEN: &str = "GGG/GGG/GG.FGGG/.G...GG/...F..G/.../... f 0";
+
+#[test]
+fn solve_restricted_geese_search_settings_keep_the_value() {
+    let settings: [&[&str]; 5] = [
+        &[],
+        &["--forward-share", "0"],
+        &["--forward-share", "100", "--forward-sideways", "2"],
+        &["--forward-share", "100", "--expect", "geese"],
+        &["--order", "eval", "--forward-width", "2"],
+    ];
+    for extra in settings {
+        let mut args = vec!["solve", "--fen", GEESE_FILL_THE_PEN, "--tt-mb", "64"];
+        args.extend_from_slice(extra);
+        let out = ok(&args);
+        assert!(out.contains("value: geese win"), "{extra:?}: {out}");
+    }
+    // Out of range, or a width with no order to rank by: clap's usage
+    // error, naming the option.
+    for (args, flag) in [
+        (&["--forward-share", "101"][..], "--forward-share"),
+        (&["--forward-sideways", "64"][..], "--forward-sideways"),
+        (&["--forward-width", "2"][..], "--order"),
+    ] {
+        let mut all = vec!["solve", "--fen", GEESE_FILL_THE_PEN];
+        all.extend_from_slice(args);
+        let out = halatafl(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
 /// Two alpha-beta games (depth 2 against 3, each side once) written to
 /// the games CSV `csv`: both end in a win, so their last plies are proven
 /// within small budgets.

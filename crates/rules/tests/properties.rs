@@ -2,7 +2,8 @@
 //! and names itself, playing keeps every invariant, print and parse are
 //! inverse, the incremental hash equals the hash from scratch, the mirror keeps
 //! move lists and perft, and the repetition count equals a plain scan of the
-//! history. Also: the parsers never panic on arbitrary text.
+//! history; the geese's forward moves are their legal moves that gain a
+//! row. Also: the parsers never panic on arbitrary text.
 
 use halatafl_rules::{
     perft, EndReason, Game, Move, MoveText, Outcome, Position, PositionError, Setup, Side, Variant,
@@ -57,6 +58,23 @@ fn check_position(p: &Position) {
     assert_eq!(unique.len(), texts.len(), "duplicate moves in {fen}");
     assert_eq!(p.count_legal_moves(), moves.len() as u64);
     assert_eq!(p.has_legal_move(), !moves.is_empty());
+    // The geese's forward moves: the legal ones that gain a row, none for
+    // the foxes.
+    let forward = p.forward_goose_moves();
+    assert_eq!(p.count_forward_goose_moves(), forward.len() as u64);
+    let gaining: Vec<Move> = match p.side() {
+        Side::Geese => moves
+            .iter()
+            .copied()
+            .filter(|m| m.to().row() > m.from().row())
+            .collect(),
+        Side::Foxes => Vec::new(),
+    };
+    assert_eq!(
+        sorted_texts(forward),
+        sorted_texts(gaining),
+        "forward moves in {fen}"
+    );
     for &m in &moves {
         assert!(p.play(m).is_ok(), "{m} rejected in {fen}");
         assert_eq!(p.parse_move(&m.to_string()), Ok(m), "parse_move({m})");

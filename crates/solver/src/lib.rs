@@ -164,6 +164,12 @@ pub enum SolveError {
     /// An order base outside 1 to 64.
     #[error("--order-base {0}: must be 1 to 64 (1 ignores the order; 2, the default, doubles a new leaf's number per rank)")]
     OrderBase(u64),
+    /// A forward-first share above 100 percent.
+    #[error("--forward-share {0}: must be 0 to 100 (percent of the budget for the geese's forward-only search; 0 turns it off)")]
+    ForwardShare(u64),
+    /// More sideways steps for the restricted search than its key holds.
+    #[error("--forward-sideways {0}: must be 0 to 63")]
+    ForwardSideways(u8),
     /// A table larger than the memory available now: refused with a
     /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]

@@ -3,7 +3,7 @@
 
 use crate::dag::FreeFox;
 use crate::order::{rank_factor, ranks, MoveOrder};
-use crate::tt::{Known, Table, TableStats};
+use crate::tt::{Known, Searcher, Table, TableStats};
 use crate::value::Value;
 use crate::SolveError;
 use halatafl_rules::{Game, Move, Position, Side, FIFTY_MOVE_PLIES};
@@ -13,6 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The most sideways goose steps the restricted search may allow (the
+/// table key's room for the count).
+pub const MAX_SIDEWAYS: u8 = 63;
 /// Infinity for proof and disproof numbers.
 const INF: u64 = 1 << 62;
 /// Dependency tag of a result that rests on no repetition above its node.
@@ -40,10 +43,17 @@ pub struct SolverConfig {
     /// number at an AND node) adds up its children's (see [`ProofSum`]).
     pub sum: ProofSum,
     /// Where the geese prove a win and may step sideways (Two Foxes; the
-    /// classic game with sideways steps), first search for a win with
-    /// forward steps only, and search all their moves only if that is
-    /// disproven. See [`Solver::prove`].
-    pub forward_geese: bool,
+    /// classic game with sideways steps): the percentage of the budget
+    /// spent first on a restricted search, where the geese step forward
+    /// and sideways at most `forward_sideways` times ([`Solver::prove`]);
+    /// the full search gets the rest. 0 turns it off.
+    pub forward_share_percent: u64,
+    /// The sideways goose steps the restricted search allows on any line.
+    pub forward_sideways: u8,
+    /// With a move order: the restricted search tries only the geese's
+    /// best-ranked `forward_width` moves at each of their turns (0: all).
+    /// Leaving out some of the prover's moves keeps a proof a proof.
+    pub forward_width: usize,
 }
 
 /// How the summed number of a node (the disproof number where the prover
@@ -182,7 +192,9 @@ impl Default for SolverConfig {
             init: LeafInit::default(),
             order_base: 2,
             sum: ProofSum::default(),
-            forward_geese: true,
+            forward_share_percent: 50,
+            forward_sideways: 0,
+            forward_width: 0,
         }
     }
 }
@@ -202,6 +214,12 @@ impl SolverConfig {
         }
         if !(1..=64).contains(&self.order_base) {
             return Err(SolveError::OrderBase(self.order_base));
+        }
+        if self.forward_share_percent > 100 {
+            return Err(SolveError::ForwardShare(self.forward_share_percent));
+        }
+        if self.forward_sideways > MAX_SIDEWAYS {
+            return Err(SolveError::ForwardSideways(self.forward_sideways));
         }
         Ok(())
     }
@@ -304,8 +322,9 @@ pub struct Solver {
     order_cache: HashMap<u64, Box<[u8]>>,
     /// Positions ranked by [`Solver::order`] (cache misses).
     ranked: u64,
-    /// The current search is the geese's forward-only one.
-    forward: bool,
+    /// In the geese's restricted search: the sideways steps they have left
+    /// at the current position; `None` in an unrestricted search.
+    sideways_left: Option<u8>,
 }
 
 /// Entries of the order cache before it is emptied (a bound on its memory:
@@ -332,7 +351,7 @@ impl Solver {
             order: None,
             order_cache: HashMap::new(),
             ranked: 0,
-            forward: false,
+            sideways_left: None,
         })
     }
 
@@ -363,7 +382,7 @@ impl Solver {
 
     /// What the table knows of `position` for `prover` (for proof checking).
     pub fn known(&self, position: &Position, prover: Side) -> crate::tt::Known {
-        self.table.lookup(position, prover)
+        self.table.lookup(position, Searcher::of(prover))
     }
 
     /// The value of `position` (with no history), within the budget.
@@ -517,31 +536,38 @@ impl Solver {
     }
 
     /// [`Solver::prove`] on the search thread. Where the geese prove and
-    /// could step sideways, the forward-only search comes first
-    /// ([`SolverConfig::forward_geese`]). With the geese stepping only
-    /// forward no position can come twice (each goose move raises their
-    /// summed rows or a capture lowers their count) and every goose move
-    /// resets the fifty-move counter, so that search has no draws: every
-    /// result in it holds whatever the path, and goes into the table,
-    /// where the full search can only store the disproofs that rest on no
-    /// repetition. The foxes keep all their moves, so its proof is a proof
-    /// of the real game. Its disproof only says forward steps do not
-    /// suffice; then the full search runs with the nodes left (and at
-    /// least one, so that it reports its root numbers).
+    /// could step sideways, a restricted search comes first with its share
+    /// of the budget ([`SolverConfig::forward_share_percent`]): the geese
+    /// step forward, and sideways only while a count of sideways steps,
+    /// `forward_sideways` at the root and one less after each, lasts. The
+    /// count is part of the search's position (and of its table key), and
+    /// every goose move raises the geese's summed rows or lowers the count
+    /// (a capture changes the geese), so no position of that search comes
+    /// twice on a line: it has no cycles, and the disproofs that the full
+    /// search cannot store, because they rest on a repetition on the path,
+    /// are rare in it (a placement can still come back after two sideways
+    /// steps, and the repetition rule still applies). The foxes keep all
+    /// their moves, so its proof is a proof of the real game, stored as the
+    /// geese's. If it proves nothing (the restricted geese do not win, or
+    /// its share ran out), the full search runs with the nodes left,
+    /// reading those proofs from the table. The share is bounded because a
+    /// restricted search that fails rarely fails fast: the geese keep
+    /// forward steps to spend long after the one sideways step that wins.
     fn prove_staged(
         &mut self,
         position: &Position,
         prover: Side,
         budget: u64,
     ) -> (SearchOutcome, Option<Move>, u64) {
-        let sideways = position.variant().sideways;
-        if !(self.config.forward_geese && prover == Side::Geese && sideways) {
+        let share = budget / 100 * self.config.forward_share_percent
+            + budget % 100 * self.config.forward_share_percent / 100;
+        if !(share > 0 && prover == Side::Geese && position.variant().sideways) {
             return self.prove_here(position, prover, budget);
         }
-        self.set_forward(true);
-        let (outcome, best, spent) = self.prove_here(position, prover, budget);
-        self.set_forward(false);
-        if outcome != SearchOutcome::Disproven {
+        self.sideways_left = Some(self.config.forward_sideways);
+        let (outcome, best, spent) = self.prove_here(position, prover, share);
+        self.sideways_left = None;
+        if outcome == SearchOutcome::Proven {
             return (outcome, best, spent);
         }
         let left = budget.saturating_sub(spent).max(1);
@@ -549,16 +575,43 @@ impl Solver {
         (outcome, best, spent + more)
     }
 
-    fn set_forward(&mut self, on: bool) {
-        self.forward = on;
-        self.table.restrict_geese(on);
+    /// The table key of the current search at the current position.
+    fn searcher(&self) -> Searcher {
+        match self.sideways_left {
+            Some(left) => Searcher::RestrictedGeese(left),
+            None => Searcher::of(self.prover),
+        }
+    }
+
+    /// Whether the current position's moves are the restricted geese's.
+    fn restricted_geese_move(&self) -> bool {
+        self.sideways_left.is_some() && self.game.position().side() == Side::Geese
+    }
+
+    /// Plays `mv` on the search's game, counting a sideways goose step of
+    /// the restricted search; returns the count before, for
+    /// [`Solver::take_back`].
+    fn play(&mut self, mv: Move) -> Option<u8> {
+        let before = self.sideways_left;
+        if self.restricted_geese_move() && mv.from().row() == mv.to().row() {
+            self.sideways_left = before.map(|left| left - 1);
+        }
+        self.game.play_unchecked(mv);
+        before
+    }
+
+    /// Takes back the last move [`Solver::play`] made.
+    fn take_back(&mut self, before: Option<u8>) {
+        self.game.undo();
+        self.sideways_left = before;
     }
 
     /// The mover's moves at the current position: all legal moves, or the
-    /// forward ones where the forward-only search's geese move.
+    /// forward ones where the restricted search's geese move with no
+    /// sideways step left.
     fn moves_here(&self) -> halatafl_rules::MoveList {
         let p = self.game.position();
-        if self.forward && p.side() == Side::Geese {
+        if self.sideways_left == Some(0) && p.side() == Side::Geese {
             p.forward_goose_moves()
         } else {
             p.legal_moves()
@@ -568,7 +621,7 @@ impl Solver {
     /// The number of [`Solver::moves_here`].
     fn move_count_here(&self) -> u64 {
         let p = self.game.position();
-        if self.forward && p.side() == Side::Geese {
+        if self.sideways_left == Some(0) && p.side() == Side::Geese {
             p.count_forward_goose_moves()
         } else {
             p.count_legal_moves()
@@ -647,12 +700,30 @@ impl Solver {
         if !children.iter().any(|c| c.fresh) {
             return;
         }
+        let base = self.config.order_base;
+        let order = order.clone();
+        let move_ranks = self.move_ranks(&*order, moves);
+        for (c, &rank) in children.iter_mut().zip(move_ranks.iter()) {
+            if c.fresh {
+                let factor = rank_factor(base, rank);
+                if or {
+                    c.pn *= factor;
+                } else {
+                    c.dn *= factor;
+                }
+            }
+        }
+    }
+
+    /// The rank of each of `moves` (the current position's) by `order`,
+    /// from the cache or ranked now.
+    fn move_ranks(&mut self, order: &dyn MoveOrder, moves: &[Move]) -> &[u8] {
         if self.order_cache.len() >= ORDER_CACHE_ENTRIES {
             self.order_cache.clear();
         }
         let position = self.game.position();
         let ranked = &mut self.ranked;
-        let move_ranks: &[u8] = match self.order_cache.entry(position.hash()) {
+        match self.order_cache.entry(position.hash()) {
             Entry::Occupied(e) if e.get().len() == moves.len() => e.into_mut(),
             entry => {
                 let mut scores = Vec::with_capacity(moves.len());
@@ -666,18 +737,32 @@ impl Solver {
                 *ranked += 1;
                 entry.insert_entry(fresh_ranks).into_mut()
             }
-        };
-        let base = self.config.order_base;
-        for (c, &rank) in children.iter_mut().zip(move_ranks.iter()) {
-            if c.fresh {
-                let factor = rank_factor(base, rank);
-                if or {
-                    c.pn *= factor;
-                } else {
-                    c.dn *= factor;
-                }
+        }
+    }
+
+    /// The moves the search tries at the current position: the mover's
+    /// ([`Solver::moves_here`]), and where the restricted search's geese
+    /// move with a move order and a width, only their best-ranked
+    /// `forward_width`.
+    fn searched_moves(&mut self) -> halatafl_rules::MoveList {
+        let mut moves = self.moves_here();
+        let width = self.config.forward_width;
+        let narrow = self.restricted_geese_move() && width > 0 && moves.len() > width;
+        if let (true, Some(order)) = (narrow, self.order.clone()) {
+            {
+                let keep: Vec<bool> = self
+                    .move_ranks(&*order, &moves)
+                    .iter()
+                    .map(|&r| usize::from(r) < width)
+                    .collect();
+                let mut i = 0;
+                moves.retain(|_| {
+                    i += 1;
+                    keep[i - 1]
+                });
             }
         }
+        moves
     }
 
     /// Whether the prover has won (`Some(true)`) or not (`Some(false)`)
@@ -721,7 +806,7 @@ impl Solver {
         if let Some(j) = self.repeated_at() {
             return (INF, 0, j as u32, false);
         }
-        match self.table.lookup(p, self.prover) {
+        match self.table.lookup(p, self.searcher()) {
             Known::Proven => win,
             Known::Disproven => not_win,
             Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT, false),
@@ -732,6 +817,13 @@ impl Solver {
                         goal_distance(p, self.prover),
                         goal_distance(p, self.prover.other()),
                     ),
+                };
+                // The restricted search's geese try at most their width.
+                let width = self.config.forward_width as u64;
+                let moves = if self.restricted_geese_move() && width > 0 && self.order.is_some() {
+                    moves.min(width)
+                } else {
+                    moves
                 };
                 let summed = |h: u64| match self.config.sum {
                     ProofSum::Standard => moves * h,
@@ -773,12 +865,12 @@ impl Solver {
         let nodes_before = self.nodes;
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
-        let moves = self.moves_here();
+        let moves = self.searched_moves();
         let mut children = Vec::with_capacity(moves.len());
         for &mv in moves.iter() {
-            self.game.play_unchecked(mv);
+            let before = self.play(mv);
             let (pn, dn, dep, fresh) = self.leaf_fresh();
-            self.game.undo();
+            self.take_back(before);
             children.push(Child {
                 mv,
                 pn,
@@ -837,9 +929,9 @@ impl Solver {
                 };
                 (th_pn_c, th_dn.min(bound))
             };
-            self.game.play_unchecked(c.mv);
+            let before = self.play(c.mv);
             let (cpn, cdn, cdep, _) = self.mid(c_th_pn, c_th_dn);
-            self.game.undo();
+            self.take_back(before);
             children[best] = Child {
                 mv: c.mv,
                 pn: cpn,
@@ -856,11 +948,11 @@ impl Solver {
         } else if dn == 0 {
             if dep as usize >= depth {
                 dep = INDEPENDENT;
-                self.table.store_disproof(&position, self.prover, work);
+                self.table.store_disproof(&position, self.searcher(), work);
             }
         } else {
             self.table
-                .store_numbers(&position, self.prover, pn, dn, work);
+                .store_numbers(&position, self.searcher(), pn, dn, work);
         }
         (pn, dn, dep, children)
     }

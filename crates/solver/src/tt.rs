@@ -28,9 +28,13 @@ const NO_DISPROOF: u8 = u8::MAX;
 const GEESE_TO_MOVE_BIT: u64 = 1 << 63;
 /// Bit of the first key word marking the geese as the prover.
 const GEESE_PROVE_BIT: u64 = 1 << 62;
-/// Bit of the first key word marking the geese's search restricted to
-/// forward steps ([`Table::restrict_geese`]).
-const FORWARD_BIT: u64 = 1 << 61;
+/// Bit of the first key word marking the geese's restricted search
+/// ([`Searcher::RestrictedGeese`]); its sideways steps left are in the bits
+/// from [`SIDEWAYS_SHIFT`] up.
+const RESTRICTED_BIT: u64 = 1 << 61;
+/// Where the first key word holds a restricted search's sideways steps left
+/// (the board uses bits 0..49).
+const SIDEWAYS_SHIFT: u32 = 50;
 
 /// Entries per bucket: a lookup reads one bucket, a store replaces the
 /// bucket's entry that cost the least work.
@@ -90,20 +94,40 @@ pub struct Table {
     mask: usize,
     used: usize,
     contradictions: u64,
-    /// The geese's search is the forward-only one ([`Table::restrict_geese`]).
-    forward_geese: bool,
-    /// Some forward-only entry was stored, so lookups also read that key.
-    forward_stored: bool,
 }
 
-/// Whose search an entry belongs to. The forward-only geese search has
-/// entries of its own: its disproofs say only that forward steps do not
-/// win, which is no disproof of the geese in the real game.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Searcher {
+/// Whose search an entry belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Searcher {
+    /// "Do the foxes win?"
     Foxes,
+    /// "Do the geese win?"
     Geese,
-    ForwardGeese,
+    /// "Do the geese win stepping forward, and sideways at most this many
+    /// more times?" (the solver's restricted search). Its entries are its
+    /// own, one set per number of sideways steps left: its disproofs say
+    /// only that the restricted geese do not win, which is no disproof in
+    /// the real game. Its proofs are real ones and are stored as the
+    /// geese's.
+    RestrictedGeese(u8),
+}
+
+impl Searcher {
+    /// The unrestricted search of `prover`.
+    pub fn of(prover: Side) -> Searcher {
+        match prover {
+            Side::Foxes => Searcher::Foxes,
+            Side::Geese => Searcher::Geese,
+        }
+    }
+
+    /// The side that proves.
+    pub fn prover(self) -> Side {
+        match self {
+            Searcher::Foxes => Side::Foxes,
+            Searcher::Geese | Searcher::RestrictedGeese(_) => Side::Geese,
+        }
+    }
 }
 
 fn keys(position: &Position, searcher: Searcher) -> (u64, u64) {
@@ -114,7 +138,9 @@ fn keys(position: &Position, searcher: Searcher) -> (u64, u64) {
     match searcher {
         Searcher::Foxes => {}
         Searcher::Geese => k |= GEESE_PROVE_BIT,
-        Searcher::ForwardGeese => k |= GEESE_PROVE_BIT | FORWARD_BIT,
+        Searcher::RestrictedGeese(left) => {
+            k |= GEESE_PROVE_BIT | RESTRICTED_BIT | u64::from(left) << SIDEWAYS_SHIFT
+        }
     }
     (k, position.geese().0)
 }
@@ -140,27 +166,6 @@ impl Table {
             mask: buckets - 1,
             used: 0,
             contradictions: 0,
-            forward_geese: false,
-            forward_stored: false,
-        }
-    }
-
-    /// Sets whether the geese's search is the forward-only one: while it
-    /// is, the geese's entries are stored under a key of their own. Proofs
-    /// of either geese search are proofs of the real game, so each reads
-    /// the other's proofs (and the forward-only one reads the real
-    /// disproofs, which hold for it a fortiori); only the forward-only
-    /// disproofs stay apart.
-    pub fn restrict_geese(&mut self, on: bool) {
-        self.forward_geese = on;
-    }
-
-    /// The key the current search of `prover` stores under.
-    fn searcher(&self, prover: Side) -> Searcher {
-        match prover {
-            Side::Foxes => Searcher::Foxes,
-            Side::Geese if self.forward_geese => Searcher::ForwardGeese,
-            Side::Geese => Searcher::Geese,
         }
     }
 
@@ -178,7 +183,9 @@ impl Table {
         let salt = match searcher {
             Searcher::Foxes => 0,
             Searcher::Geese => 0x9e37_79b9_7f4a_7c15,
-            Searcher::ForwardGeese => 0x2545_f491_4f6c_dd1d,
+            Searcher::RestrictedGeese(left) => {
+                0x2545_f491_4f6c_dd1d_u64.wrapping_mul(u64::from(left) + 1)
+            }
         };
         // The Zobrist hash's high bits pick the bucket.
         let h = (position.hash() ^ salt).wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -192,29 +199,10 @@ impl Table {
             .find(|&i| self.entries[i].key_foxes == kf && self.entries[i].key_geese == kg)
     }
 
-    /// Whether `searcher`'s entry for `position` holds a proof at its counter.
-    fn proven_by(&self, position: &Position, searcher: Searcher) -> bool {
-        self.find(position, searcher)
-            .is_some_and(|i| quiet_of(position) < self.entries[i].proof_upto)
-    }
-
-    /// What is known of `position` for `prover`. A proof for the other side
-    /// is a disproof for this one, so both are read; a geese proof of
-    /// either geese search counts for both.
-    pub fn lookup(&self, position: &Position, prover: Side) -> Known {
+    /// What `searcher`'s own entry for `position` says.
+    fn own(&self, position: &Position, searcher: Searcher) -> Known {
         let q = quiet_of(position);
-        let forward_proofs = self.forward_stored || self.forward_geese;
-        let geese_proven = |t: &Table| {
-            t.proven_by(position, Searcher::Geese)
-                || (forward_proofs && t.proven_by(position, Searcher::ForwardGeese))
-        };
-        let own = self.searcher(prover);
-        match prover {
-            Side::Geese if self.proven_by(position, Searcher::Foxes) => return Known::Disproven,
-            Side::Foxes if geese_proven(self) => return Known::Disproven,
-            _ => {}
-        }
-        let known = match self.find(position, own) {
+        match self.find(position, searcher) {
             None => Known::Missing,
             Some(i) => {
                 let e = &self.entries[i];
@@ -226,36 +214,33 @@ impl Table {
                     Known::Numbers { pn: e.pn, dn: e.dn }
                 }
             }
-        };
-        match known {
-            Known::Numbers { .. } | Known::Missing if prover == Side::Geese => {
-                if geese_proven(self) {
-                    Known::Proven
-                } else if own == Searcher::ForwardGeese
-                    && self.lookup_real_geese_disproof(position)
-                {
-                    Known::Disproven
-                } else {
-                    known
-                }
-            }
-            _ => known,
         }
     }
 
-    /// Whether the real geese search disproved `position` (which the
-    /// forward-only search may then take as its own disproof).
-    fn lookup_real_geese_disproof(&self, position: &Position) -> bool {
-        self.find(position, Searcher::Geese)
-            .is_some_and(|i| quiet_of(position) >= self.entries[i].disproof_from)
+    /// What is known of `position` for `searcher`. A proof for the other
+    /// side is a disproof for this one, so both are read. The restricted
+    /// geese search also takes the real geese search's results (a real
+    /// proof still wins with the geese restricted after it; a real
+    /// disproof holds for the restricted geese a fortiori).
+    pub fn lookup(&self, position: &Position, searcher: Searcher) -> Known {
+        let other = Searcher::of(searcher.prover().other());
+        if self.own(position, other) == Known::Proven {
+            return Known::Disproven;
+        }
+        let own = self.own(position, searcher);
+        if let (Searcher::RestrictedGeese(_), Known::Numbers { .. } | Known::Missing) =
+            (searcher, own)
+        {
+            if let solved @ (Known::Proven | Known::Disproven) = self.own(position, Searcher::Geese)
+            {
+                return solved;
+            }
+        }
+        own
     }
 
     /// The slot for `position`: its own, else the bucket's least-worked one.
-    fn slot(&mut self, position: &Position, prover: Side, work: u32) -> Option<usize> {
-        let searcher = self.searcher(prover);
-        if searcher == Searcher::ForwardGeese {
-            self.forward_stored = true;
-        }
+    fn slot(&mut self, position: &Position, searcher: Searcher, work: u32) -> Option<usize> {
         if let Some(i) = self.find(position, searcher) {
             return Some(i);
         }
@@ -297,10 +282,11 @@ impl Table {
         }
     }
 
-    /// Records that `prover` wins `position` (at its counter, so at every lower one).
+    /// Records that `prover` wins `position` (at its counter, so at every
+    /// lower one). A restricted search's proof is stored as its prover's.
     pub fn store_proof(&mut self, position: &Position, prover: Side, work: u64) {
         let work = work.min(u32::MAX as u64) as u32;
-        if let Some(i) = self.slot(position, prover, work) {
+        if let Some(i) = self.slot(position, Searcher::of(prover), work) {
             let e = &mut self.entries[i];
             e.proof_upto = e.proof_upto.max(quiet_of(position) + 1);
             e.work = e.work.max(work);
@@ -308,11 +294,11 @@ impl Table {
         }
     }
 
-    /// Records that `prover` does not win `position` whatever the path (at
-    /// its counter, so at every higher one).
-    pub fn store_disproof(&mut self, position: &Position, prover: Side, work: u64) {
+    /// Records that `searcher`'s prover does not win `position` whatever
+    /// the path (at its counter, so at every higher one).
+    pub fn store_disproof(&mut self, position: &Position, searcher: Searcher, work: u64) {
         let work = work.min(u32::MAX as u64) as u32;
-        if let Some(i) = self.slot(position, prover, work) {
+        if let Some(i) = self.slot(position, searcher, work) {
             let e = &mut self.entries[i];
             e.disproof_from = e.disproof_from.min(quiet_of(position));
             e.work = e.work.max(work);
@@ -324,13 +310,13 @@ impl Table {
     pub fn store_numbers(
         &mut self,
         position: &Position,
-        prover: Side,
+        searcher: Searcher,
         pn: u64,
         dn: u64,
         work: u64,
     ) {
         let work = work.min(u32::MAX as u64) as u32;
-        if let Some(i) = self.slot(position, prover, work) {
+        if let Some(i) = self.slot(position, searcher, work) {
             let e = &mut self.entries[i];
             e.pn = pn.clamp(1, u32::MAX as u64 - 1) as u32;
             e.dn = dn.clamp(1, u32::MAX as u64 - 1) as u32;
@@ -356,25 +342,63 @@ mod tests {
     fn proofs_hold_below_their_counter_and_disproofs_above() {
         let mut t = Table::new(1);
         t.store_proof(&at(10), Side::Foxes, 5);
-        assert_eq!(t.lookup(&at(10), Side::Foxes), Known::Proven);
-        assert_eq!(t.lookup(&at(0), Side::Foxes), Known::Proven);
+        assert_eq!(t.lookup(&at(10), Searcher::Foxes), Known::Proven);
+        assert_eq!(t.lookup(&at(0), Searcher::Foxes), Known::Proven);
         assert!(matches!(
-            t.lookup(&at(11), Side::Foxes),
+            t.lookup(&at(11), Searcher::Foxes),
             Known::Numbers { .. }
         ));
         // A foxes' proof is a geese' disproof at the same counters.
-        assert_eq!(t.lookup(&at(3), Side::Geese), Known::Disproven);
-        assert_eq!(t.lookup(&at(11), Side::Geese), Known::Missing);
-        t.store_disproof(&at(40), Side::Foxes, 5);
-        assert_eq!(t.lookup(&at(99), Side::Foxes), Known::Disproven);
+        assert_eq!(t.lookup(&at(3), Searcher::Geese), Known::Disproven);
+        assert_eq!(t.lookup(&at(11), Searcher::Geese), Known::Missing);
+        t.store_disproof(&at(40), Searcher::Foxes, 5);
+        assert_eq!(t.lookup(&at(99), Searcher::Foxes), Known::Disproven);
         assert!(matches!(
-            t.lookup(&at(39), Side::Foxes),
+            t.lookup(&at(39), Searcher::Foxes),
             Known::Numbers { .. }
         ));
         assert_eq!(t.stats().contradictions, 0);
         // A disproof below a proof's range is a contradiction, and counted.
-        t.store_disproof(&at(5), Side::Foxes, 5);
+        t.store_disproof(&at(5), Searcher::Foxes, 5);
         assert_eq!(t.stats().contradictions, 1);
+    }
+
+    #[test]
+    fn restricted_disproofs_stay_apart_and_real_results_serve_the_restricted_search() {
+        let mut t = Table::new(1);
+        // Four placements: the start's children.
+        let start = at(0);
+        let child = |i: usize| {
+            let mut c = start;
+            c.play_unchecked(start.legal_moves()[i]);
+            c
+        };
+        let (two, one) = (Searcher::RestrictedGeese(2), Searcher::RestrictedGeese(1));
+        let p = child(0);
+        // The restricted geese losing is no disproof of the real geese, nor
+        // of the restricted geese with another count of sideways steps.
+        t.store_disproof(&p, two, 1);
+        assert_eq!(t.lookup(&p, two), Known::Disproven);
+        assert_eq!(t.lookup(&p, one), Known::Missing);
+        assert_eq!(t.lookup(&p, Searcher::Geese), Known::Missing);
+        assert_eq!(t.lookup(&p, Searcher::Foxes), Known::Missing);
+        // A real geese proof (where a restricted proof is stored too) holds
+        // for every search of the geese and disproves the foxes.
+        let q = child(1);
+        t.store_numbers(&q, one, 3, 4, 1);
+        assert_eq!(t.lookup(&q, one), Known::Numbers { pn: 3, dn: 4 });
+        t.store_proof(&q, Side::Geese, 1);
+        assert_eq!(t.lookup(&q, one), Known::Proven);
+        assert_eq!(t.lookup(&q, Searcher::Geese), Known::Proven);
+        assert_eq!(t.lookup(&q, Searcher::Foxes), Known::Disproven);
+        // A foxes' proof and a real geese disproof disprove the restricted geese.
+        let r = child(2);
+        t.store_proof(&r, Side::Foxes, 1);
+        assert_eq!(t.lookup(&r, two), Known::Disproven);
+        let s = child(3);
+        t.store_disproof(&s, Searcher::Geese, 1);
+        assert_eq!(t.lookup(&s, two), Known::Disproven);
+        assert_eq!(t.stats().contradictions, 0);
     }
 
     #[test]
@@ -384,7 +408,7 @@ mod tests {
         let mut b = a;
         b.play_unchecked(a.legal_moves()[0]);
         t.store_proof(&a, Side::Foxes, 1);
-        assert_eq!(t.lookup(&b, Side::Foxes), Known::Missing);
+        assert_eq!(t.lookup(&b, Searcher::Foxes), Known::Missing);
         assert_eq!(t.stats().used, 1);
     }
 }

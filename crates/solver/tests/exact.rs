@@ -428,6 +428,102 @@ fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
     assert!(decided >= 30, "{decided}");
 }
 
+/// A random Two Foxes position with seven or eight pen points held by geese,
+/// three to five more geese below the pen, and the foxes on empty points of
+/// rows 1 to 4, outside the pen (where the geese win often enough to test).
+fn pen_nearly_full(rng: &mut ChaCha8Rng, variant: Variant, quiet: (u16, u16)) -> Position {
+    let (mut pen, mut below): (Vec<Point>, Vec<Point>) = all_points()
+        .into_iter()
+        .partition(|p| halatafl_rules::PEN.contains(*p));
+    pen.shuffle(rng);
+    below.shuffle(rng);
+    let in_pen = rng.random_range(7..=8);
+    let outside = rng.random_range(3..=5);
+    let geese = pen[..in_pen]
+        .iter()
+        .chain(&below[..outside])
+        .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    let mut empty: Vec<Point> = all_points()
+        .into_iter()
+        .filter(|p| !geese.contains(*p) && p.row() < 4)
+        .collect();
+    empty.shuffle(rng);
+    let foxes = Bitboard::EMPTY.with(empty[0]).with(empty[1]);
+    let side = if rng.random_bool(0.5) {
+        Side::Foxes
+    } else {
+        Side::Geese
+    };
+    let q = rng.random_range(quiet.0..=quiet.1);
+    Position::new(variant, foxes, geese, side, q).expect("a valid random position")
+}
+
+#[test]
+fn a_restricted_geese_search_first_changes_the_nodes_not_the_values() {
+    // The geese's search first with forward steps only, with two sideways
+    // steps, with all of the budget or a part, and narrowed to the two
+    // best-ranked goose moves of an arbitrary order: each proof of theirs
+    // is a proof of the real game, and each other outcome leaves the value
+    // to the full search, so all give minimax's values.
+    let variant = Variant::two_foxes();
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let config = |share, sideways, width| SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        forward_share_percent: share,
+        forward_sideways: sideways,
+        forward_width: width,
+        ..SolverConfig::default()
+    };
+    let mut solvers: Vec<Solver> = [(0, 0, 0), (100, 0, 0), (50, 2, 0), (30, 1, 0)]
+        .into_iter()
+        .map(|(share, sideways, width)| Solver::new(config(share, sideways, width)).unwrap())
+        .collect();
+    solvers.push(
+        Solver::new(config(100, 1, 2))
+            .unwrap()
+            .with_order(std::sync::Arc::new(HashOrder { salt: 4 })),
+    );
+    let mut geese_wins = 0;
+    for round in 0..300 {
+        let geese = rng.random_range(9..=11);
+        // Low counters as well as ones near the fifty-move rule; in half
+        // the positions the pen nearly full, so that some are the geese's.
+        let quiet = if round % 2 == 0 { (0, 20) } else { (88, 99) };
+        let p = if round % 4 < 2 {
+            pen_nearly_full(&mut rng, variant, quiet)
+        } else {
+            random_position(&mut rng, variant, geese, (3, 7), quiet)
+        };
+        let Some(expected) = reference_value(&p, 400_000) else {
+            continue;
+        };
+        for (i, solver) in solvers.iter_mut().enumerate() {
+            let guess = if i % 2 == 0 { None } else { Some(Side::Geese) };
+            assert_eq!(
+                solver.solve_expecting(&p, guess).value,
+                Some(expected),
+                "solver {i}: {}",
+                p.fen()
+            );
+        }
+        if expected == Value::Win(Side::Geese) {
+            geese_wins += 1;
+            // The forward-only search's proof, read back from the table
+            // move by move, wins over the rules.
+            let forward_only = &mut solvers[1];
+            let (outcome, _, _) = forward_only.prove(&p, Side::Geese, 400_000);
+            assert_eq!(outcome, SearchOutcome::Proven, "{}", p.fen());
+            assert!(
+                verify_win(forward_only, &p, Side::Geese, 1_000_000).is_ok(),
+                "{}",
+                p.fen()
+            );
+        }
+    }
+    assert!(geese_wins >= 5, "{geese_wins}");
+}
+
 #[test]
 fn a_guessed_winner_changes_the_order_not_the_values() {
     let variant = Variant::two_foxes();

@@ -104,12 +104,23 @@ pub struct SolveArgs {
     /// exact either way. docs/solver.md.
     #[arg(long, default_value = "standard")]
     pub sum: halatafl_solver::ProofSum,
-    /// df-pn: let the geese's search try all their moves at once, instead
-    /// of first a win with forward steps only (the default where geese may
-    /// step sideways: that search cannot repeat a position, so all its
-    /// results are kept). The answers are exact either way. docs/solver.md.
-    #[arg(long)]
-    pub no_forward_geese: bool,
+    /// df-pn, where the geese may step sideways: the percentage of each
+    /// geese search's budget spent first on a search where they step
+    /// forward and at most --forward-sideways times sideways (it has no
+    /// cycles, so nearly all its results are kept); the full search gets
+    /// the rest. 0 turns it off. The answers are exact either way.
+    /// docs/solver.md.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub forward_share: u64,
+    /// The sideways goose steps that search allows on any line (0: forward
+    /// steps only).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
+    pub forward_sideways: u8,
+    /// With --order: the forward-only search tries only the geese's K
+    /// best-ranked moves at each of their turns (0, the default: all).
+    /// A proof with fewer goose moves is still a proof.
+    #[arg(long, default_value_t = 0, requires = "order")]
+    pub forward_width: usize,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
     /// side's only with what is left if the first is disproven; without it
@@ -190,7 +201,9 @@ impl SolveArgs {
             init: self.init,
             order_base: self.order_base,
             sum: self.sum,
-            forward_geese: !self.no_forward_geese,
+            forward_share_percent: self.forward_share,
+            forward_sideways: self.forward_sideways,
+            forward_width: self.forward_width,
             ..d
         }
     }
