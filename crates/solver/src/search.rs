@@ -693,7 +693,16 @@ impl Solver {
     /// its move's rank factor ([`crate::order`]). The moves are ranked once
     /// per position (then read from the cache), and only when some child
     /// is fresh: a node whose children are all known needs no ranking.
-    fn shape_fresh_children(&mut self, moves: &[Move], children: &mut [Child], or: bool) {
+    /// `narrowed` holds the ranks of moves [`Solver::searched_moves`] kept
+    /// of a longer list, which the cache (keyed by the whole list) cannot
+    /// give.
+    fn shape_fresh_children(
+        &mut self,
+        moves: &[Move],
+        narrowed: Option<Vec<u8>>,
+        children: &mut [Child],
+        or: bool,
+    ) {
         let Some(order) = &self.order else {
             return;
         };
@@ -702,7 +711,10 @@ impl Solver {
         }
         let base = self.config.order_base;
         let order = order.clone();
-        let move_ranks = self.move_ranks(&*order, moves);
+        let move_ranks = match &narrowed {
+            Some(ranks) => ranks.as_slice(),
+            None => self.move_ranks(&*order, moves),
+        };
         for (c, &rank) in children.iter_mut().zip(move_ranks.iter()) {
             if c.fresh {
                 let factor = rank_factor(base, rank);
@@ -743,26 +755,22 @@ impl Solver {
     /// The moves the search tries at the current position: the mover's
     /// ([`Solver::moves_here`]), and where the restricted search's geese
     /// move with a move order and a width, only their best-ranked
-    /// `forward_width`.
-    fn searched_moves(&mut self) -> halatafl_rules::MoveList {
-        let mut moves = self.moves_here();
+    /// `forward_width`, with the ranks of those kept.
+    fn searched_moves(&mut self) -> (halatafl_rules::MoveList, Option<Vec<u8>>) {
+        let moves = self.moves_here();
         let width = self.config.forward_width;
         let narrow = self.restricted_geese_move() && width > 0 && moves.len() > width;
-        if let (true, Some(order)) = (narrow, self.order.clone()) {
-            {
-                let keep: Vec<bool> = self
-                    .move_ranks(&*order, &moves)
-                    .iter()
-                    .map(|&r| usize::from(r) < width)
-                    .collect();
-                let mut i = 0;
-                moves.retain(|_| {
-                    i += 1;
-                    keep[i - 1]
-                });
-            }
-        }
-        moves
+        let Some(order) = self.order.clone().filter(|_| narrow) else {
+            return (moves, None);
+        };
+        let ranks = self.move_ranks(&*order, &moves);
+        let (kept, kept_ranks) = moves
+            .iter()
+            .zip(ranks)
+            .filter(|&(_, &rank)| usize::from(rank) < width)
+            .map(|(&mv, &rank)| (mv, rank))
+            .unzip();
+        (kept, Some(kept_ranks))
     }
 
     /// Whether the prover has won (`Some(true)`) or not (`Some(false)`)
@@ -865,7 +873,7 @@ impl Solver {
         let nodes_before = self.nodes;
         let depth = self.game.positions().len() - 1;
         let or = self.game.position().side() == self.prover;
-        let moves = self.searched_moves();
+        let (moves, narrowed) = self.searched_moves();
         let mut children = Vec::with_capacity(moves.len());
         for &mv in moves.iter() {
             let before = self.play(mv);
@@ -879,7 +887,7 @@ impl Solver {
                 fresh,
             });
         }
-        self.shape_fresh_children(&moves, &mut children, or);
+        self.shape_fresh_children(&moves, narrowed, &mut children, or);
         let eps = self.config.epsilon_percent;
         let sum = self.config.sum;
         let (mut pn, mut dn, mut dep);
