@@ -89,6 +89,35 @@
 //! against plain minimax over the real rules with full history, and replay
 //! proofs over the real rules ([`verify_win`]).
 //!
+//! # The geese's restricted search
+//!
+//! Where the geese may step sideways, their boolean search first plays a
+//! restricted game R ([`SolverConfig::forward_share_percent`]): G\* in
+//! which the geese step forward, and sideways only while a count of
+//! sideways steps left, part of R's state, lasts; where they have no
+//! allowed move they do not win. The foxes keep every move.
+//! - **An R win is a G\* win.** The geese's winning tree in R uses legal
+//!   moves only, answers every fox move, and its leaves are geese wins by
+//!   the same rules 1-3 (a leaf where the restricted geese cannot move is
+//!   a non-win and so in no winning tree). So R's proofs are stored as the
+//!   geese's own, for G\* at their counter and below, and R reads the
+//!   geese's stored proofs and disproofs as its own results (a real win
+//!   reached by restricted moves is still a real win; a real non-win is a
+//!   non-win with fewer moves).
+//! - **R's disproofs stay in R.** That the restricted geese do not win says
+//!   nothing of the real geese, so R stores its disproofs, and its numbers,
+//!   under a key of its own that holds the count of sideways steps left
+//!   ([`tt::Searcher::RestrictedGeese`]); no other search reads them. Within
+//!   R the argument above holds as for G\* (R is such a game with fewer
+//!   moves for one side), with the dependency tags unchanged.
+//! - **Why it is cheaper.** With no sideways step left every goose move
+//!   raises the geese's summed rows (or a capture lowers their count) and
+//!   resets the quiet counter, so no placement can repeat below a node
+//!   where the count is 0: no disproof there rests on a repetition, and all
+//!   of them are stored, where G\*'s searches find the same disproofs
+//!   again on each path. If R proves nothing within its share of the
+//!   budget, the G\* search runs with the rest.
+//!
 //! The value of a position string is the value with no history (docs/rules.md:
 //! a position string carries none); the counter in the string counts.
 //!

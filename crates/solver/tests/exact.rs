@@ -72,13 +72,25 @@ fn random_position(
         .take(geese)
         .collect();
     let geese_bb = goose_points.iter().fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    with_random_mover(rng, variant, foxes, geese_bb, quiet)
+}
+
+/// The position of `foxes` and `geese` with a random side to move and a
+/// quiet counter in `quiet`.
+fn with_random_mover(
+    rng: &mut ChaCha8Rng,
+    variant: Variant,
+    foxes: Bitboard,
+    geese: Bitboard,
+    quiet: (u16, u16),
+) -> Position {
     let side = if rng.random_bool(0.5) {
         Side::Foxes
     } else {
         Side::Geese
     };
     let q = rng.random_range(quiet.0..=quiet.1);
-    Position::new(variant, foxes, geese_bb, side, q).expect("a valid random position")
+    Position::new(variant, foxes, geese, side, q).expect("a valid random position")
 }
 
 struct Tally {
@@ -449,13 +461,7 @@ fn pen_nearly_full(rng: &mut ChaCha8Rng, variant: Variant, quiet: (u16, u16)) ->
         .collect();
     empty.shuffle(rng);
     let foxes = Bitboard::EMPTY.with(empty[0]).with(empty[1]);
-    let side = if rng.random_bool(0.5) {
-        Side::Foxes
-    } else {
-        Side::Geese
-    };
-    let q = rng.random_range(quiet.0..=quiet.1);
-    Position::new(variant, foxes, geese, side, q).expect("a valid random position")
+    with_random_mover(rng, variant, foxes, geese, quiet)
 }
 
 #[test]
