@@ -147,12 +147,20 @@ fn solve_restricted_geese_search_settings_keep_the_value() {
         let out = ok(&args);
         assert!(out.contains("value: geese win"), "{extra:?}: {out}");
     }
-    // Out of range, or a width with no order to rank by: clap's usage
-    // error, naming the option.
+    // A width with no order to rank by is refused, naming both flags.
+    for order in [&[][..], &["--order", "none"][..]] {
+        let mut all = vec!["solve", "--fen", GEESE_FILL_THE_PEN, "--forward-width", "2"];
+        all.extend_from_slice(order);
+        let err = fails(&all);
+        assert!(
+            err.contains("--forward-width 2") && err.contains("--order is none"),
+            "{err}"
+        );
+    }
+    // Out of range: clap's usage error, naming the option.
     for (args, flag) in [
         (&["--forward-share", "101"][..], "--forward-share"),
         (&["--forward-sideways", "64"][..], "--forward-sideways"),
-        (&["--forward-width", "2"][..], "--order"),
     ] {
         let mut all = vec!["solve", "--fen", GEESE_FILL_THE_PEN];
         all.extend_from_slice(args);

@@ -116,10 +116,10 @@ pub struct SolveArgs {
     /// steps only).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
     pub forward_sideways: u8,
-    /// With --order: the forward-only search tries only the geese's K
+    /// With --order: the restricted search tries only the geese's K
     /// best-ranked moves at each of their turns (0, the default: all).
     /// A proof with fewer goose moves is still a proof.
-    #[arg(long, default_value_t = 0, requires = "order")]
+    #[arg(long, default_value_t = 0)]
     pub forward_width: usize,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
@@ -277,6 +277,11 @@ pub fn run(args: SolveArgs) -> Result<()> {
         args.order == OrderSpec::None || args.method == Method::Dfpn,
         "--order ranks moves for df-pn (--method dfpn), not for --method {:?}",
         args.method
+    );
+    anyhow::ensure!(
+        args.forward_width == 0 || args.order != OrderSpec::None,
+        "--forward-width {} keeps the geese's best-ranked moves by --order, and --order is none",
+        args.forward_width
     );
     anyhow::ensure!(
         args.expect.is_none() || args.method == Method::Dfpn,
