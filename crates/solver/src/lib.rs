@@ -169,7 +169,7 @@ pub use proving::ProvingAgent;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
 pub use retro::{RetroConfig, RetroError, RetroTables, RetroValue};
 pub use search::{
-    goal_distance, LeafInit, ProofSum, SearchOutcome, Solution, Solver, SolverConfig,
+    goal_distance, LeafInit, ProofSum, SearchOutcome, Solution, Solver, SolverConfig, MAX_SIDEWAYS,
 };
 pub use tt::TableStats;
 pub use value::Value;
@@ -197,7 +197,7 @@ pub enum SolveError {
     #[error("--forward-share {0}: must be 0 to 100 (percent of the budget for the geese's forward-only search; 0 turns it off)")]
     ForwardShare(u64),
     /// More sideways steps for the restricted search than its key holds.
-    #[error("--forward-sideways {0}: must be 0 to 63")]
+    #[error("--forward-sideways {0}: must be 0 to {max}", max = search::MAX_SIDEWAYS)]
     ForwardSideways(u8),
     /// A table larger than the memory available now: refused with a
     /// message rather than aborting on allocation.

@@ -583,6 +583,14 @@ impl Solver {
         }
     }
 
+    /// The width the current position's moves are narrowed to
+    /// ([`SolverConfig::forward_width`]): where the restricted search's
+    /// geese move, with a width and an order to rank by.
+    fn narrowed_width(&self) -> Option<usize> {
+        let width = self.config.forward_width;
+        (width > 0 && self.order.is_some() && self.restricted_geese_move()).then_some(width)
+    }
+
     /// Whether the current position's moves are the restricted geese's.
     fn restricted_geese_move(&self) -> bool {
         self.sideways_left.is_some() && self.game.position().side() == Side::Geese
@@ -758,11 +766,14 @@ impl Solver {
     /// `forward_width`, with the ranks of those kept.
     fn searched_moves(&mut self) -> (halatafl_rules::MoveList, Option<Vec<u8>>) {
         let moves = self.moves_here();
-        let width = self.config.forward_width;
-        let narrow = self.restricted_geese_move() && width > 0 && moves.len() > width;
-        let Some(order) = self.order.clone().filter(|_| narrow) else {
-            return (moves, None);
+        let width = match self.narrowed_width() {
+            Some(width) if moves.len() > width => width,
+            _ => return (moves, None),
         };
+        let order = self
+            .order
+            .clone()
+            .expect("a width narrows only by an order");
         let ranks = self.move_ranks(&*order, &moves);
         let (kept, kept_ranks) = moves
             .iter()
@@ -827,12 +838,9 @@ impl Solver {
                     ),
                 };
                 // The restricted search's geese try at most their width.
-                let width = self.config.forward_width as u64;
-                let moves = if self.restricted_geese_move() && width > 0 && self.order.is_some() {
-                    moves.min(width)
-                } else {
-                    moves
-                };
+                let moves = self
+                    .narrowed_width()
+                    .map_or(moves, |width| moves.min(width as u64));
                 let summed = |h: u64| match self.config.sum {
                     ProofSum::Standard => moves * h,
                     ProofSum::Weak => h + moves - 1,

@@ -114,7 +114,7 @@ pub struct SolveArgs {
     pub forward_share: u64,
     /// The sideways goose steps that search allows on any line (0: forward
     /// steps only).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=halatafl_solver::MAX_SIDEWAYS as i64))]
     pub forward_sideways: u8,
     /// With --order: the restricted search tries only the geese's K
     /// best-ranked moves at each of their turns (0, the default: all).
