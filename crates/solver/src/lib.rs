@@ -153,6 +153,7 @@
 
 pub mod accuracy;
 pub mod dag;
+pub mod march;
 pub mod order;
 pub mod proving;
 pub mod replay;
@@ -164,6 +165,7 @@ mod value;
 mod verify;
 
 pub use dag::{DagConfig, DagError, DagSolution, DagSolver};
+pub use march::{March, MAX_MARCH_SIDEWAYS};
 pub use order::MoveOrder;
 pub use proving::ProvingAgent;
 pub use retro::sideways::{SidewaysCheck, SidewaysTables, SidewaysValue};
@@ -199,6 +201,9 @@ pub enum SolveError {
     /// More sideways steps for the restricted search than its key holds.
     #[error("--forward-sideways {0}: must be 0 to {max}", max = search::MAX_SIDEWAYS)]
     ForwardSideways(u8),
+    /// More sideways steps for a march than it allows.
+    #[error("--march-sideways {0}: must be 0 to {max}", max = march::MAX_MARCH_SIDEWAYS)]
+    MarchSideways(u8),
     /// A table larger than the memory available now: refused with a
     /// message rather than aborting on allocation.
     #[error("--tt-mb {asked}: more than the {available} MiB of memory this machine has available; give at most that")]

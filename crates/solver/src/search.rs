@@ -2,6 +2,7 @@
 //! the answers are exact).
 
 use crate::dag::FreeFox;
+use crate::march::March;
 use crate::order::{rank_factor, ranks, MoveOrder};
 use crate::tt::{Known, Searcher, Table, TableStats};
 use crate::value::Value;
@@ -54,6 +55,15 @@ pub struct SolverConfig {
     /// best-ranked `forward_width` moves at each of their turns (0: all).
     /// Leaving out some of the prover's moves keeps a proof a proof.
     pub forward_width: usize,
+    /// Two Foxes: where the geese prove a win, the states a leaf's march
+    /// question may expand ([`crate::march`]: the geese step forward behind
+    /// a wall the foxes cannot jump, a win proven without searching the
+    /// foxes' moves). 0 turns it off.
+    pub march_budget: u64,
+    /// The sideways goose steps a march may take on any line (at most
+    /// [`crate::march::MAX_MARCH_SIDEWAYS`]; the geese of real games often
+    /// fill the pen's last points from the side).
+    pub march_sideways: u8,
 }
 
 /// How the summed number of a node (the disproof number where the prover
@@ -195,6 +205,8 @@ impl Default for SolverConfig {
             forward_share_percent: 50,
             forward_sideways: 0,
             forward_width: 0,
+            march_budget: 0,
+            march_sideways: 2,
         }
     }
 }
@@ -220,6 +232,9 @@ impl SolverConfig {
         }
         if self.forward_sideways > MAX_SIDEWAYS {
             return Err(SolveError::ForwardSideways(self.forward_sideways));
+        }
+        if self.march_sideways > crate::march::MAX_MARCH_SIDEWAYS {
+            return Err(SolveError::MarchSideways(self.march_sideways));
         }
         Ok(())
     }
@@ -325,6 +340,10 @@ pub struct Solver {
     /// In the geese's restricted search: the sideways steps they have left
     /// at the current position; `None` in an unrestricted search.
     sideways_left: Option<u8>,
+    /// Two Foxes, the geese proving: leaves won by a march ([`crate::march`]).
+    march: March,
+    /// Leaves the march proved, over every solve.
+    marched: u64,
 }
 
 /// Entries of the order cache before it is emptied (a bound on its memory:
@@ -339,6 +358,7 @@ impl Solver {
         crate::check_table_memory(config.tt_mib)
             .map_err(|(asked, available)| SolveError::Memory { asked, available })?;
         let table = Table::new(config.tt_mib);
+        let march = March::new(config.march_budget, config.march_sideways);
         Ok(Solver {
             config,
             table,
@@ -352,6 +372,8 @@ impl Solver {
             order_cache: HashMap::new(),
             ranked: 0,
             sideways_left: None,
+            march,
+            marched: 0,
         })
     }
 
@@ -367,6 +389,18 @@ impl Solver {
     /// in the order cache), over every solve.
     pub fn ranked_positions(&self) -> u64 {
         self.ranked
+    }
+
+    /// The march's settings (the config's): states per question, sideways
+    /// steps.
+    pub(crate) fn march_settings(&self) -> (u64, u8) {
+        (self.config.march_budget, self.config.march_sideways)
+    }
+
+    /// Leaves proven by the geese's march ([`crate::march`]), over every
+    /// solve.
+    pub fn marched_leaves(&self) -> u64 {
+        self.marched
     }
 
     /// The table's use so far, over every solve.
@@ -477,7 +511,8 @@ impl Solver {
             if outcome == SearchOutcome::Proven {
                 stop.store(true, Ordering::Relaxed);
             }
-            (outcome, best, nodes, solver.table.stats(), solver.ranked)
+            let counts = (solver.ranked, solver.marched);
+            (outcome, best, nodes, solver.table.stats(), counts)
         };
         let ((o1, b1, n1, t1, r1), (o2, b2, n2, t2, r2)) = std::thread::scope(|s| {
             let other = std::thread::Builder::new()
@@ -493,7 +528,8 @@ impl Solver {
                 other.join().expect("search thread"),
             )
         });
-        self.ranked += r1 + r2;
+        self.ranked += r1.0 + r2.0;
+        self.marched += r1.1 + r2.1;
         let (value, best) = if o1 == SearchOutcome::Proven {
             (Some(Value::Win(mover)), b1)
         } else {
@@ -807,8 +843,9 @@ impl Solver {
     /// start), the dependency of a disproof, and whether the numbers are a
     /// new leaf's estimate (nothing known of the position) that a move
     /// order may shape.
-    fn leaf_fresh(&self) -> (u64, u64, u32, bool) {
-        let p = self.game.position();
+    fn leaf_fresh(&mut self) -> (u64, u64, u32, bool) {
+        let p = *self.game.position();
+        let p = &p;
         let win = (0, INF, INDEPENDENT, false);
         let not_win = (INF, 0, INDEPENDENT, false);
         let moves = self.move_count_here();
@@ -829,6 +866,17 @@ impl Solver {
             Known::Proven => win,
             Known::Disproven => not_win,
             Known::Numbers { pn, dn } => (pn as u64, dn as u64, INDEPENDENT, false),
+            // Asked where the foxes move only: the geese's own positions
+            // are answered one ply later, by the march of each of their
+            // moves, at a fraction of the cost (experiments/README.md).
+            Known::Missing
+                if self.prover == Side::Geese
+                    && p.side() == Side::Foxes
+                    && self.march.geese_win(p) =>
+            {
+                self.marched += 1;
+                win
+            }
             Known::Missing => {
                 let (h_pn, h_dn) = match self.config.init {
                     LeafInit::Mobility => (1, 1),

@@ -6,12 +6,16 @@
 //! holds as proven and that repeats no placement of the path; where the
 //! other side moves, it tries every move. Every leaf must be a win for the
 //! prover by [`Game::outcome`]. This trusts the table only to pick moves:
-//! whether the tree wins is decided by the rules engine alone, with one
-//! exception: in classic Fox and Geese without sideways steps a position
-//! where the fox is free (crate docs) is a leaf won for the fox, as in the
-//! search (the rule itself is checked against plain minimax in the tests
-//! of the [`crate::dag`] method).
+//! whether the tree wins is decided by the rules engine alone, with two
+//! exceptions, as in the search: in classic Fox and Geese without sideways
+//! steps a position where the fox is free (crate docs) is a leaf won for
+//! the fox, and in Two Foxes a position the geese win by a march
+//! ([`crate::march`]) is a leaf won for the geese. Both rules are checked
+//! against plain minimax in the tests. The march is asked again here, by a
+//! search of its own with a budget [`MARCH_CHECK_FACTOR`] times the
+//! solver's, so the check does not read the solver's march table.
 
+use crate::march::March;
 use crate::tt::Known;
 use crate::Solver;
 use halatafl_rules::{Game, Position, Side};
@@ -58,12 +62,20 @@ pub fn verify_win(
 ) -> Result<u64, VerifyError> {
     let mut game = Game::new(*position);
     let mut nodes = 0;
-    walk(solver, &mut game, prover, max_nodes, &mut nodes)?;
+    let (budget, sideways) = solver.march_settings();
+    let mut march = March::new(budget.saturating_mul(MARCH_CHECK_FACTOR), sideways);
+    walk(solver, &mut march, &mut game, prover, max_nodes, &mut nodes)?;
     Ok(nodes)
 }
 
+/// The check's march budget against the solver's: a march the solver found
+/// with the help of states it had settled before may need more states from
+/// an empty table.
+pub const MARCH_CHECK_FACTOR: u64 = 100;
+
 fn walk(
     solver: &Solver,
+    march: &mut March,
     game: &mut Game,
     prover: Side,
     max_nodes: u64,
@@ -86,6 +98,9 @@ fn walk(
     if prover == Side::Foxes && solver.free_fox_wins(game.position()) {
         return Ok(());
     }
+    if prover == Side::Geese && march.geese_win(game.position()) {
+        return Ok(());
+    }
     let moves = game.position().legal_moves();
     if game.position().side() == prover {
         for m in moves {
@@ -94,9 +109,10 @@ fn walk(
                 && (game.position().outcome_without_history().map(|o| o.winner)
                     == Some(Some(prover))
                     || solver.known(game.position(), prover) == Known::Proven
-                    || (prover == Side::Foxes && solver.free_fox_wins(game.position())));
+                    || (prover == Side::Foxes && solver.free_fox_wins(game.position()))
+                    || (prover == Side::Geese && march.geese_win(game.position())));
             if usable {
-                let result = walk(solver, game, prover, max_nodes, nodes);
+                let result = walk(solver, march, game, prover, max_nodes, nodes);
                 game.undo();
                 return result;
             }
@@ -109,7 +125,7 @@ fn walk(
     } else {
         for m in moves {
             game.play_unchecked(m);
-            let result = walk(solver, game, prover, max_nodes, nodes);
+            let result = walk(solver, march, game, prover, max_nodes, nodes);
             game.undo();
             result?;
         }

@@ -5,7 +5,7 @@
 
 use halatafl_rules::{Bitboard, Game, Point, Position, Side, Variant};
 use halatafl_solver::{
-    verify_win, DagConfig, DagError, DagSolver, SearchOutcome, Solver, SolverConfig, Value,
+    verify_win, DagConfig, DagError, DagSolver, March, SearchOutcome, Solver, SolverConfig, Value,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -462,6 +462,113 @@ fn pen_nearly_full(rng: &mut ChaCha8Rng, variant: Variant, quiet: (u16, u16)) ->
     empty.shuffle(rng);
     let foxes = Bitboard::EMPTY.with(empty[0]).with(empty[1]);
     with_random_mover(rng, variant, foxes, geese, quiet)
+}
+
+/// A random Two Foxes position with six to eight pen points held by geese,
+/// a wall of geese on rows 3 to 5 outside the pen (each point held with
+/// probability 0.6) and the foxes on empty points below row 6 outside the
+/// pen: positions where the geese often march, and often do not.
+fn pen_and_wall(rng: &mut ChaCha8Rng, variant: Variant, quiet: (u16, u16)) -> Position {
+    let mut pen: Vec<Point> = halatafl_rules::PEN.collect();
+    pen.shuffle(rng);
+    let in_pen = rng.random_range(6..=8);
+    let mut geese = pen[..in_pen]
+        .iter()
+        .fold(Bitboard::EMPTY, |b, &p| b.with(p));
+    for p in all_points() {
+        let row = p.row() + 1;
+        if (3..=5).contains(&row)
+            && !halatafl_rules::PEN.contains(p)
+            && rng.random_bool(0.6)
+            && geese.count() < 20
+        {
+            geese = geese.with(p);
+        }
+    }
+    let mut empty: Vec<Point> = all_points()
+        .into_iter()
+        .filter(|p| !geese.contains(*p) && !halatafl_rules::PEN.contains(*p) && p.row() < 5)
+        .collect();
+    empty.shuffle(rng);
+    let foxes = Bitboard::EMPTY.with(empty[0]).with(empty[1]);
+    with_random_mover(rng, variant, foxes, geese, quiet)
+}
+
+#[test]
+fn a_march_claims_only_wins_of_minimax() {
+    // The march (crate::march) claims geese wins without searching the
+    // foxes' moves: every claim must be a geese win by plain minimax over
+    // the real rules, with forward steps only and with sideways steps, at
+    // low counters and near the fifty-move rule. And df-pn resting on
+    // march leaves must give minimax's values, with proofs that replay.
+    let variant = Variant::two_foxes();
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let mut marches = [March::new(20_000, 0), March::new(20_000, 2)];
+    let config = SolverConfig {
+        budget_nodes: 400_000,
+        tt_mib: 8,
+        march_budget: 1_000,
+        march_sideways: 2,
+        ..SolverConfig::default()
+    };
+    let mut solver = Solver::new(config.clone()).unwrap();
+    // Where minimax is too slow (walls of many geese), df-pn without the
+    // march is the reference: it matches minimax in the tests above.
+    let mut plain = Solver::new(SolverConfig {
+        budget_nodes: 200_000,
+        march_budget: 0,
+        ..config.clone()
+    })
+    .unwrap();
+    let (mut claims, mut sideways_only, mut geese_wins) = (0, 0, 0);
+    let (mut by_minimax, mut compared, mut decided) = (0, 0, 0);
+    for round in 0..240 {
+        let quiet = if round % 3 == 2 { (90, 99) } else { (0, 30) };
+        let p = if round % 2 == 0 {
+            pen_nearly_full(&mut rng, variant, quiet)
+        } else {
+            pen_and_wall(&mut rng, variant, quiet)
+        };
+        let [forward, sideways] = &mut marches;
+        let (forward_claim, sideways_claim) = (forward.geese_win(&p), sideways.geese_win(&p));
+        let reference = reference_value(&p, 200_000);
+        by_minimax += reference.is_some() as usize;
+        let Some(expected) = reference.or_else(|| plain.solve(&p).value) else {
+            continue;
+        };
+        compared += 1;
+        for claim in [forward_claim, sideways_claim] {
+            assert!(
+                !claim || expected == Value::Win(Side::Geese),
+                "a march claims {} for the geese; minimax: {expected:?}",
+                p.fen()
+            );
+        }
+        claims += sideways_claim as usize;
+        sideways_only += (sideways_claim && !forward_claim) as usize;
+        let value = solver.solve(&p).value;
+        assert!(value.is_none() || value == Some(expected), "{}", p.fen());
+        decided += value.is_some() as usize;
+        if expected == Value::Win(Side::Geese) && value.is_some() {
+            geese_wins += 1;
+            // A proof read back from a fresh table: the shared one may have
+            // lost entries of proofs found in earlier rounds.
+            let mut fresh = Solver::new(config.clone()).unwrap();
+            let (outcome, _, _) = fresh.prove(&p, Side::Geese, 400_000);
+            assert_eq!(outcome, SearchOutcome::Proven, "{}", p.fen());
+            let checked = verify_win(&fresh, &p, Side::Geese, 1_000_000);
+            assert!(checked.is_ok(), "{}: {checked:?}", p.fen());
+        }
+    }
+    assert!(solver.marched_leaves() > 0);
+    assert!(
+        compared >= 100 && by_minimax >= 15 && decided >= 100,
+        "{compared} compared, {by_minimax} by minimax, {decided} decided"
+    );
+    assert!(
+        claims >= 15 && sideways_only >= 2,
+        "{claims} claims, {sideways_only} with sideways steps only of {geese_wins} geese wins"
+    );
 }
 
 #[test]

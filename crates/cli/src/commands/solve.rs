@@ -121,6 +121,16 @@ pub struct SolveArgs {
     /// A proof with fewer goose moves is still a proof.
     #[arg(long, default_value_t = 0)]
     pub forward_width: usize,
+    /// df-pn, Two Foxes: the states each leaf's march question may expand,
+    /// where the geese prove a win (0 turns it off). A march proves, without
+    /// searching the foxes' moves, that the geese win by forward steps
+    /// behind a wall the foxes cannot jump. The answers are exact either
+    /// way. docs/solver.md.
+    #[arg(long, default_value_t = 0)]
+    pub march: u64,
+    /// The sideways goose steps a march may take on any line.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=halatafl_solver::MAX_MARCH_SIDEWAYS as i64))]
+    pub march_sideways: u8,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
     /// side's only with what is left if the first is disproven; without it
@@ -204,6 +214,8 @@ impl SolveArgs {
             forward_share_percent: self.forward_share,
             forward_sideways: self.forward_sideways,
             forward_width: self.forward_width,
+            march_budget: self.march,
+            march_sideways: self.march_sideways,
             ..d
         }
     }

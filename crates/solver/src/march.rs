@@ -1,0 +1,386 @@
+//! The geese's march: a proof, without searching the foxes' moves, that the
+//! geese of Two Foxes win a closing position by stepping forward behind a
+//! wall the foxes cannot jump.
+//!
+//! # Why
+//!
+//! Near the end of a won game the foxes usually cannot take anything: every
+//! goose they could reach is backed by another goose or the board's edge.
+//! They shuffle, and each of their moves is a new branch that df-pn must
+//! answer one by one, though none of them matters: what matters is whether
+//! the geese can keep the wall whole while they fill the pen or close the
+//! foxes in. The proofs of such positions grow about tenfold every four
+//! plies (experiments/README.md), which is what stopped exact values 14
+//! plies before the end. This module answers them as one question about the
+//! geese's placement alone.
+//!
+//! # The abstract game
+//!
+//! A state is the geese's placement `G` and a *fox region* `F`: points no
+//! goose holds, closed under the foxes' steps through points no goose holds
+//! (the points the foxes can walk to), holding both foxes. The foxes are
+//! taken to stand on *any* two points of `F` whenever the geese move, and
+//! the geese make forward steps only.
+//!
+//! `G` is *solid* against `F` when no fox anywhere in `F` could jump: no
+//! goose `y` has a jump line `x`-`y`-`z` with `x ∈ F` and `z` free of geese.
+//! From a solid state the foxes cannot capture, so their move is a step
+//! within `F`; where neither fox can step the geese have won (rule 3).
+//!
+//! The geese, to move in state `(G, F)`, *march* when they have forward
+//! steps `a→b` (b free of geese) that are *good*:
+//! - the pen is then full (rule 2), or
+//! - `G' = G − a + b` is solid against `F' = closure(F − b)` in the points
+//!   free of `G'` (the foxes' region after the step), and either `|F'| = 2`
+//!   (the foxes stand on both of its points, and cannot move: rule 3) or the
+//!   geese march again in `(G', F')`,
+//!
+//! and the foxes cannot stand on the targets of all of them: some good
+//! target lies outside `F`, or the good targets are at least three points
+//! (two foxes block two).
+//!
+//! # Why a march is a real win
+//!
+//! Take a real position with the geese to move whose state marches. Its
+//! foxes stand on two points of `F`, so some good step is free; play it.
+//! The foxes are to move with their pieces in `F − b ⊆ F'` and `G'` solid
+//! against `F'`: they cannot jump, so either they cannot move (a geese win)
+//! or they step, staying in `F'` (a step through free points from `F'`
+//! stays in its closure). Then the geese are to move in `(G', F')`, which
+//! marches: by induction on the geese's summed rows (each forward step
+//! raises them, and no capture ever lowers them) the geese fill the pen or
+//! shut the foxes in. No placement repeats (every goose move raises the
+//! summed rows) and every goose move is a forward step, which resets the
+//! quiet counter, so neither draw rule applies on the way: the march wins
+//! the game without rule 4 (G″ in the crate docs) from any quiet counter at
+//! which the geese move, and at which the foxes move if their step does not
+//! reach the fifty-move limit. So a march win is a proof a df-pn search may
+//! rest on, as the free-fox rule of the classic game is.
+//!
+//! It is a sufficient condition only: the foxes' region is an
+//! over-estimate (they may stand anywhere in it at every move, however far
+//! apart its points), the geese never step sideways, and any goose a fox
+//! could reach must stay backed. Where it does not hold, nothing is
+//! claimed and the search goes on.
+//!
+//! # Cost
+//!
+//! The states form a DAG (the summed rows grow), searched depth first with
+//! a table of settled states: won, or not won after every good step was
+//! tried. A question may expand at most [`March::new`]'s budget of states;
+//! a state cut off by the budget is not stored, so a later question may
+//! settle it. Many real positions (every placement of the foxes in a
+//! region) share one state, which is where the saving lies.
+
+use halatafl_rules::{
+    Bitboard, Point, Position, Side, Variant, VariantKind, FIFTY_MOVE_PLIES, PEN,
+};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The most sideways steps a march may allow: a march must stay clear of
+/// the fifty-move rule, which sideways steps (and the foxes' steps between
+/// them) count towards.
+pub const MAX_MARCH_SIDEWAYS: u8 = 16;
+
+/// Settled states before the table is emptied (a bound on its memory:
+/// about 40 bytes a state).
+const MEMO_STATES: usize = 1 << 23;
+
+/// The board's lines as the march needs them, read off
+/// [`Position::legal_moves`] of one fox or one goose on an otherwise empty
+/// board (plain or with corner links), not written out by hand.
+struct Lines {
+    /// Points a fox may step to from a point.
+    fox: [Bitboard; 49],
+    /// Points a goose may step to, forward or diagonally forward.
+    forward: [Bitboard; 49],
+    /// Points a goose may step to sideways (along its row).
+    sideways: [Bitboard; 49],
+    /// For a goose on a point: the (fox's point, landing point) of every
+    /// jump over it, packed as two 6-bit indices; unused slots hold 0.
+    jumps: [[(u8, u8); 8]; 49],
+    /// How many of `jumps[y]` are used.
+    jump_count: [u8; 49],
+}
+
+impl Lines {
+    fn new(corner_links: bool) -> Lines {
+        let classic = |sideways: bool| {
+            Variant::classic(17, sideways)
+                .expect("17 geese is a classic setting")
+                .with_corner_links(corner_links)
+        };
+        let (plain, with_sideways) = (classic(false), classic(true));
+        let moves = |variant: Variant, foxes: Bitboard, geese: Bitboard, side: Side| {
+            Position::new(variant, foxes, geese, side, 0)
+                .expect("one fox, at most one goose")
+                .legal_moves()
+        };
+        let mut lines = Lines {
+            fox: [Bitboard::EMPTY; 49],
+            forward: [Bitboard::EMPTY; 49],
+            sideways: [Bitboard::EMPTY; 49],
+            jumps: [[(0, 0); 8]; 49],
+            jump_count: [0; 49],
+        };
+        let points: Vec<Point> = Point::all().collect();
+        for &x in &points {
+            let alone = moves(plain, Bitboard::from_point(x), Bitboard::EMPTY, Side::Foxes);
+            lines.fox[x.index()] = alone.iter().fold(Bitboard::EMPTY, |b, m| b.with(m.to()));
+            for y in lines.fox[x.index()] {
+                let over = moves(
+                    plain,
+                    Bitboard::from_point(x),
+                    Bitboard::from_point(y),
+                    Side::Foxes,
+                );
+                for m in over.iter().filter(|m| m.is_capture()) {
+                    let slot = &mut lines.jump_count[y.index()];
+                    lines.jumps[y.index()][*slot as usize] =
+                        (x.index() as u8, m.to().index() as u8);
+                    *slot += 1;
+                }
+            }
+        }
+        for &a in &points {
+            // A goose's targets with the fox on each other point in turn: the
+            // fox blocks one target at most, so the union has them all.
+            let goose = Bitboard::from_point(a);
+            let targets = |variant: Variant| {
+                points
+                    .iter()
+                    .filter(|&&f| f != a)
+                    .flat_map(|&f| moves(variant, Bitboard::from_point(f), goose, Side::Geese))
+                    .fold(Bitboard::EMPTY, |b, m| b.with(m.to()))
+            };
+            lines.forward[a.index()] = targets(plain);
+            lines.sideways[a.index()] = targets(with_sideways) & !lines.forward[a.index()];
+        }
+        lines
+    }
+
+    /// The points the foxes can walk to from `from` through `free` points.
+    fn closure(&self, from: Bitboard, free: Bitboard) -> Bitboard {
+        let mut region = from & free;
+        let mut frontier = region;
+        while let Some(q) = frontier.first() {
+            frontier = frontier.without(q);
+            let new = self.fox[q.index()] & free & !region;
+            region |= new;
+            frontier |= new;
+        }
+        region
+    }
+
+    /// `cloud` and every point a fox can step to from it, among `free`
+    /// points: where a fox of `cloud` may stand after its side's move.
+    fn grown(&self, cloud: Bitboard, free: Bitboard) -> Bitboard {
+        cloud.fold(cloud, |c, q| c | (self.fox[q.index()] & free))
+    }
+
+    /// Whether no fox anywhere in `region` could jump a goose of `geese`.
+    fn solid(&self, geese: Bitboard, region: Bitboard) -> bool {
+        let free = Bitboard::BOARD & !geese;
+        // Only geese next to the region can be jumped.
+        let near = region.fold(Bitboard::EMPTY, |b, q| b | self.fox[q.index()]) & geese;
+        near.into_iter().all(|y| {
+            self.jumps[y.index()][..self.jump_count[y.index()] as usize]
+                .iter()
+                .all(|&(x, z)| region.0 >> x & 1 == 0 || free.0 >> z & 1 == 0)
+        })
+    }
+}
+
+/// A multiply-and-fold hash for the table's two-word keys (the keys are
+/// placements, not adversarial input).
+#[derive(Default)]
+struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The march's search: its lines, a table of settled states and a budget
+/// per question.
+pub struct March {
+    lines: [Lines; 2],
+    settled: HashMap<(u64, u64, u64), bool, BuildHasherDefault<StateHasher>>,
+    budget: u64,
+    /// Sideways steps the geese may take on any line of a march.
+    sideways: u8,
+    spent: u64,
+    /// Whether the budget ran out below the state being searched.
+    cut: bool,
+}
+
+impl March {
+    /// A march search that expands at most `budget` states per question (0
+    /// turns it off: nothing is ever claimed) and lets the geese step
+    /// sideways at most `sideways` times on any line (at most
+    /// [`MAX_MARCH_SIDEWAYS`]).
+    pub fn new(budget: u64, sideways: u8) -> March {
+        March {
+            lines: [Lines::new(false), Lines::new(true)],
+            settled: HashMap::default(),
+            budget,
+            sideways: sideways.min(MAX_MARCH_SIDEWAYS),
+            spent: 0,
+            cut: false,
+        }
+    }
+
+    /// Whether the geese win `p` (no history needed: module docs) by a
+    /// march. `false` claims nothing.
+    pub fn geese_win(&mut self, p: &Position) -> bool {
+        if self.budget == 0 || p.variant().kind != VariantKind::TwoFoxes {
+            return false;
+        }
+        let geese = p.geese();
+        if geese.count() < 9 || p.outcome_without_history().is_some() {
+            return false;
+        }
+        if self.settled.len() > MEMO_STATES {
+            self.settled.clear();
+        }
+        self.spent = 0;
+        self.cut = false;
+        let links = p.variant().corner_links;
+        let lines = &self.lines[links as usize];
+        let mut foxes = p.foxes();
+        let first = Bitboard::from_point(foxes.next().expect("two foxes"));
+        let second = Bitboard::from_point(foxes.next().expect("two foxes"));
+        // The quiet plies a march may add before its first forward step:
+        // the foxes' step, and each sideways step with the foxes' answer.
+        if p.quiet() as u32 + 2 * self.sideways as u32 + 2 > FIFTY_MOVE_PLIES as u32 - 1 {
+            return false;
+        }
+        let left = self.sideways;
+        match p.side() {
+            Side::Foxes => {
+                let free = Bitboard::BOARD & !geese;
+                lines.solid(geese, first | second)
+                    && self.marches(
+                        links,
+                        geese.0,
+                        lines.grown(first, free).0,
+                        lines.grown(second, free).0,
+                        left,
+                    )
+            }
+            // The foxes stand on known points: their clouds are those points.
+            Side::Geese => self.marches(links, geese.0, first.0, second.0, left),
+        }
+    }
+
+    /// Whether the geese to move march in state `(geese, cloud, other)`:
+    /// one fox on a point of `cloud`, the other on a point of `other`.
+    /// `left` sideways steps left.
+    fn marches(&mut self, links: bool, geese: u64, cloud: u64, other: u64, left: u8) -> bool {
+        let key = (
+            geese,
+            cloud.min(other),
+            cloud.max(other) | (left as u64) << 56,
+        );
+        if let Some(&won) = self.settled.get(&key) {
+            return won;
+        }
+        if self.spent >= self.budget {
+            self.cut = true;
+            return false;
+        }
+        self.spent += 1;
+        let cut_above = std::mem::replace(&mut self.cut, false);
+        let won = self.good_steps(links, geese, cloud, other, left);
+        if won || !self.cut {
+            self.settled.insert(key, won);
+        }
+        self.cut |= cut_above;
+        won
+    }
+
+    /// Whether the geese in `(geese, cloud, other)` have good steps the
+    /// foxes cannot all block (module docs), searched until they are found.
+    fn good_steps(&mut self, links: bool, geese: u64, cloud: u64, other: u64, left: u8) -> bool {
+        let lines = &self.lines[links as usize];
+        let free = Bitboard::BOARD.0 & !geese;
+        let reach = cloud | other;
+        // Targets no fox can stand on first, then by row, highest first
+        // (steps into the pen end the game soonest), forward before sideways.
+        // At most 20 geese with 3 forward and 2 sideways steps each.
+        let mut steps = [(0u8, 0u8, false); 100];
+        let mut n = 0;
+        for a in Bitboard(geese) {
+            let sideways = if left > 0 {
+                lines.sideways[a.index()]
+            } else {
+                Bitboard::EMPTY
+            };
+            for (targets, side) in [(lines.forward[a.index()], false), (sideways, true)] {
+                for b in targets & Bitboard(free) {
+                    steps[n] = (a.index() as u8, b.index() as u8, side);
+                    n += 1;
+                }
+            }
+        }
+        let steps = &mut steps[..n];
+        steps.sort_unstable_by_key(|&(_, b, side)| (reach >> b & 1, std::cmp::Reverse(b), side));
+        let mut found = 0u64;
+        for &(a, b, side) in steps.iter() {
+            let target = 1u64 << b;
+            // A fox surely stands there, or the target is already good.
+            if found & target != 0 || cloud == target || other == target {
+                continue;
+            }
+            let after = geese & !(1 << a) | target;
+            let good = after & PEN.0 == PEN.0 || {
+                let lines = &self.lines[links as usize];
+                let free_after = Bitboard(Bitboard::BOARD.0 & !after);
+                let (here, there) = (Bitboard(cloud & !target), Bitboard(other & !target));
+                lines.solid(Bitboard(after), here | there)
+                    && (lines.closure(here | there, free_after).count() <= 2 || {
+                        let (here, there) = (
+                            lines.grown(here, free_after),
+                            lines.grown(there, free_after),
+                        );
+                        self.marches(links, after, here.0, there.0, left - side as u8)
+                    })
+            };
+            if good {
+                found |= target;
+                if !blockable(found, cloud, other) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// Whether two foxes, one on a point of `cloud` and one on a point of
+/// `other`, can stand on every point of `targets`.
+fn blockable(targets: u64, cloud: u64, other: u64) -> bool {
+    if targets & !(cloud | other) != 0 {
+        return false;
+    }
+    match targets.count_ones() {
+        0 | 1 => true,
+        2 => {
+            let (t, u) = (targets & targets.wrapping_neg(), targets & (targets - 1));
+            (t & cloud != 0 && u & other != 0) || (u & cloud != 0 && t & other != 0)
+        }
+        _ => false,
+    }
+}
