@@ -161,6 +161,7 @@ impl Lines {
     }
 
     /// The points the foxes can walk to from `from` through `free` points.
+    #[allow(dead_code)]
     fn closure(&self, from: Bitboard, free: Bitboard) -> Bitboard {
         let mut region = from & free;
         let mut frontier = region;
@@ -173,10 +174,10 @@ impl Lines {
         region
     }
 
-    /// `cloud` and every point a fox can step to from it, among `free`
-    /// points: where a fox of `cloud` may stand after its side's move.
-    fn grown(&self, cloud: Bitboard, free: Bitboard) -> Bitboard {
-        cloud.fold(cloud, |c, q| c | (self.fox[q.index()] & free))
+    /// The `free` points a fox on a point of `cloud` can step to: where it
+    /// stands after it moves.
+    fn steps(&self, cloud: Bitboard, free: Bitboard) -> Bitboard {
+        cloud.fold(Bitboard::EMPTY, |c, q| c | (self.fox[q.index()] & free))
     }
 
     /// Whether no fox anywhere in `region` could jump a goose of `geese`.
@@ -271,18 +272,34 @@ impl March {
         match p.side() {
             Side::Foxes => {
                 let free = Bitboard::BOARD & !geese;
+                let _ = free;
                 lines.solid(geese, first | second)
-                    && self.marches(
-                        links,
-                        geese.0,
-                        lines.grown(first, free).0,
-                        lines.grown(second, free).0,
-                        left,
-                    )
+                    && self.after_foxes(links, geese.0, first, second, left)
             }
             // The foxes stand on known points: their clouds are those points.
             Side::Geese => self.marches(links, geese.0, first.0, second.0, left),
         }
+    }
+
+    /// Whether the geese march after the foxes' move, one fox on a point of
+    /// `cloud` and the other on a point of `other`, neither able to jump.
+    /// One fox steps: either the first (the second stays where it was) or
+    /// the second, and the geese must march after each; a fox with no step
+    /// from anywhere in its cloud cannot be the one that moves, and where
+    /// neither can move the geese have won (rule 3).
+    fn after_foxes(
+        &mut self,
+        links: bool,
+        geese: u64,
+        cloud: Bitboard,
+        other: Bitboard,
+        left: u8,
+    ) -> bool {
+        let lines = &self.lines[links as usize];
+        let free = Bitboard(Bitboard::BOARD.0 & !geese);
+        let (moved, other_moved) = (lines.steps(cloud, free), lines.steps(other, free));
+        (moved.is_empty() || self.marches(links, geese, moved.0, other.0, left))
+            && (other_moved.is_empty() || self.marches(links, geese, cloud.0, other_moved.0, left))
     }
 
     /// Whether the geese to move march in state `(geese, cloud, other)`:
@@ -349,14 +366,9 @@ impl March {
                 let lines = &self.lines[links as usize];
                 let free_after = Bitboard(Bitboard::BOARD.0 & !after);
                 let (here, there) = (Bitboard(cloud & !target), Bitboard(other & !target));
+                let _ = free_after;
                 lines.solid(Bitboard(after), here | there)
-                    && (lines.closure(here | there, free_after).count() <= 2 || {
-                        let (here, there) = (
-                            lines.grown(here, free_after),
-                            lines.grown(there, free_after),
-                        );
-                        self.marches(links, after, here.0, there.0, left - side as u8)
-                    })
+                    && self.after_foxes(links, after, here, there, left - side as u8)
             };
             if good {
                 found |= target;
