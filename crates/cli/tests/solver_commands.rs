@@ -134,18 +134,37 @@ const GEESE_FILL_THE_PEN: &str = "GGG/GGG/GG.FGGG/.G...GG/...F..G/.../... f 0";
 
 #[test]
 fn solve_restricted_geese_search_settings_keep_the_value() {
-    let settings: [&[&str]; 5] = [
+    let settings: [&[&str]; 7] = [
         &[],
         &["--forward-share", "0"],
         &["--forward-share", "100", "--forward-sideways", "2"],
         &["--forward-share", "100", "--expect", "geese"],
         &["--order", "eval", "--forward-width", "2"],
+        &["--march", "1000"],
+        &[
+            "--march",
+            "1000",
+            "--march-sideways",
+            "0",
+            "--forward-share",
+            "0",
+        ],
     ];
     for extra in settings {
         let mut args = vec!["solve", "--fen", GEESE_FILL_THE_PEN, "--tt-mb", "64"];
         args.extend_from_slice(extra);
         let out = ok(&args);
         assert!(out.contains("value: geese win"), "{extra:?}: {out}");
+        // The march proves leaves of this pen-filling position.
+        if extra.contains(&"--march") {
+            let marched: u64 = out
+                .lines()
+                .find_map(|l| l.strip_prefix("marched: "))
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no marched line: {out}"));
+            assert!(marched > 0, "{extra:?}: {out}");
+        }
     }
     // A width with no order to rank by is refused, naming both flags.
     for order in [&[][..], &["--order", "none"][..]] {
@@ -161,6 +180,8 @@ fn solve_restricted_geese_search_settings_keep_the_value() {
     for (args, flag) in [
         (&["--forward-share", "101"][..], "--forward-share"),
         (&["--forward-sideways", "64"][..], "--forward-sideways"),
+        (&["--march-sideways", "17"][..], "--march-sideways"),
+        (&["--march", "-1"][..], "--march"),
     ] {
         let mut all = vec!["solve", "--fen", GEESE_FILL_THE_PEN];
         all.extend_from_slice(args);

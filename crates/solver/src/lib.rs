@@ -121,6 +121,18 @@
 //! The value of a position string is the value with no history (docs/rules.md:
 //! a position string carries none); the counter in the string counts.
 //!
+//! # The geese's march
+//!
+//! Where the geese prove a win in Two Foxes and
+//! [`SolverConfig::march_budget`] is not 0, a new leaf where the foxes
+//! move is first put to [`march`]: a search over the geese's placements
+//! alone, the foxes reduced to the points each may stand on, that proves
+//! the geese win by steps behind a wall no fox can jump, whatever the
+//! foxes do. A march never repeats a placement and resets the fifty-move
+//! counter at each forward step, so it is a G″ win from any history (the
+//! lemma above): a proof may rest on it, as on an end of the game, and
+//! [`verify_win`] accepts it as a leaf after asking it again itself.
+//!
 //! # Classic Fox and Geese without sideways steps: the [`dag`] method
 //!
 //! There every goose move is a forward step, so no placement repeats, the

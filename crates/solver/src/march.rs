@@ -97,11 +97,15 @@ struct Lines {
     forward: [Bitboard; 49],
     /// Points a goose may step to sideways (along its row).
     sideways: [Bitboard; 49],
-    /// For a goose on a point: the (fox's point, landing point) of every
-    /// jump over it, packed as two 6-bit indices; unused slots hold 0.
-    jumps: [[(u8, u8); 8]; 49],
-    /// How many of `jumps[y]` are used.
-    jump_count: [u8; 49],
+    /// The points a goose steps forward to a point from.
+    forward_from: [Bitboard; 49],
+    /// The points a goose steps sideways to a point from.
+    sideways_from: [Bitboard; 49],
+    /// The jumps by direction: `(delta, from)`, a fox on a point of `from`
+    /// jumping over the point `delta` bit indices on, to the point `2 delta`
+    /// on (a jump follows one line straight, so its three points are
+    /// evenly spaced in the bit layout, row * 7 + file).
+    jumps: Vec<(i32, Bitboard)>,
 }
 
 impl Lines {
@@ -121,8 +125,9 @@ impl Lines {
             fox: [Bitboard::EMPTY; 49],
             forward: [Bitboard::EMPTY; 49],
             sideways: [Bitboard::EMPTY; 49],
-            jumps: [[(0, 0); 8]; 49],
-            jump_count: [0; 49],
+            forward_from: [Bitboard::EMPTY; 49],
+            sideways_from: [Bitboard::EMPTY; 49],
+            jumps: Vec::new(),
         };
         let points: Vec<Point> = Point::all().collect();
         for &x in &points {
@@ -136,10 +141,16 @@ impl Lines {
                     Side::Foxes,
                 );
                 for m in over.iter().filter(|m| m.is_capture()) {
-                    let slot = &mut lines.jump_count[y.index()];
-                    lines.jumps[y.index()][*slot as usize] =
-                        (x.index() as u8, m.to().index() as u8);
-                    *slot += 1;
+                    let delta = y.index() as i32 - x.index() as i32;
+                    assert_eq!(
+                        m.to().index() as i32 - y.index() as i32,
+                        delta,
+                        "a jump follows one line straight"
+                    );
+                    match lines.jumps.iter_mut().find(|(d, _)| *d == delta) {
+                        Some((_, from)) => *from = from.with(x),
+                        None => lines.jumps.push((delta, Bitboard::from_point(x))),
+                    }
                 }
             }
         }
@@ -156,22 +167,14 @@ impl Lines {
             };
             lines.forward[a.index()] = targets(plain);
             lines.sideways[a.index()] = targets(with_sideways) & !lines.forward[a.index()];
+            for b in lines.forward[a.index()] {
+                lines.forward_from[b.index()] = lines.forward_from[b.index()].with(a);
+            }
+            for b in lines.sideways[a.index()] {
+                lines.sideways_from[b.index()] = lines.sideways_from[b.index()].with(a);
+            }
         }
         lines
-    }
-
-    /// The points the foxes can walk to from `from` through `free` points.
-    #[allow(dead_code)]
-    fn closure(&self, from: Bitboard, free: Bitboard) -> Bitboard {
-        let mut region = from & free;
-        let mut frontier = region;
-        while let Some(q) = frontier.first() {
-            frontier = frontier.without(q);
-            let new = self.fox[q.index()] & free & !region;
-            region |= new;
-            frontier |= new;
-        }
-        region
     }
 
     /// The `free` points a fox on a point of `cloud` can step to: where it
@@ -180,15 +183,14 @@ impl Lines {
         cloud.fold(Bitboard::EMPTY, |c, q| c | (self.fox[q.index()] & free))
     }
 
-    /// Whether no fox anywhere in `region` could jump a goose of `geese`.
+    /// Whether no fox anywhere in `region` could jump a goose of `geese`:
+    /// per direction, the region's points that can jump that way, moved
+    /// one step onto geese and one more onto points free of geese.
     fn solid(&self, geese: Bitboard, region: Bitboard) -> bool {
-        let free = Bitboard::BOARD & !geese;
-        // Only geese next to the region can be jumped.
-        let near = region.fold(Bitboard::EMPTY, |b, q| b | self.fox[q.index()]) & geese;
-        near.into_iter().all(|y| {
-            self.jumps[y.index()][..self.jump_count[y.index()] as usize]
-                .iter()
-                .all(|&(x, z)| region.0 >> x & 1 == 0 || free.0 >> z & 1 == 0)
+        let free = Bitboard::BOARD.0 & !geese.0;
+        self.jumps.iter().all(|&(delta, from)| {
+            let over = Bitboard((region & from).0).shift(delta).0 & geese.0;
+            Bitboard(over).shift(delta).0 & free == 0
         })
     }
 }
@@ -271,8 +273,6 @@ impl March {
         let left = self.sideways;
         match p.side() {
             Side::Foxes => {
-                let free = Bitboard::BOARD & !geese;
-                let _ = free;
                 lines.solid(geese, first | second)
                     && self.after_foxes(links, geese.0, first, second, left)
             }
@@ -331,53 +331,70 @@ impl March {
     /// Whether the geese in `(geese, cloud, other)` have good steps the
     /// foxes cannot all block (module docs), searched until they are found.
     fn good_steps(&mut self, links: bool, geese: u64, cloud: u64, other: u64, left: u8) -> bool {
-        let lines = &self.lines[links as usize];
         let free = Bitboard::BOARD.0 & !geese;
         let reach = cloud | other;
         // Targets no fox can stand on first, then by row, highest first
-        // (steps into the pen end the game soonest), forward before sideways.
-        // At most 20 geese with 3 forward and 2 sideways steps each.
-        let mut steps = [(0u8, 0u8, false); 100];
-        let mut n = 0;
-        for a in Bitboard(geese) {
-            let sideways = if left > 0 {
-                lines.sideways[a.index()]
-            } else {
-                Bitboard::EMPTY
-            };
-            for (targets, side) in [(lines.forward[a.index()], false), (sideways, true)] {
-                for b in targets & Bitboard(free) {
-                    steps[n] = (a.index() as u8, b.index() as u8, side);
-                    n += 1;
-                }
-            }
-        }
-        let steps = &mut steps[..n];
-        steps.sort_unstable_by_key(|&(_, b, side)| (reach >> b & 1, std::cmp::Reverse(b), side));
+        // (steps into the pen end the game soonest), forward before
+        // sideways; a target is good once one step to it is.
         let mut found = 0u64;
-        for &(a, b, side) in steps.iter() {
-            let target = 1u64 << b;
-            // A fox surely stands there, or the target is already good.
-            if found & target != 0 || cloud == target || other == target {
-                continue;
-            }
-            let after = geese & !(1 << a) | target;
-            let good = after & PEN.0 == PEN.0 || {
+        let open = free & !reach;
+        for targets in [open, free & reach] {
+            let mut targets = targets;
+            while targets != 0 {
+                let b = 63 - targets.leading_zeros() as u8;
+                let target = 1u64 << b;
+                targets &= !target;
+                // A fox surely stands there.
+                if cloud == target || other == target {
+                    continue;
+                }
                 let lines = &self.lines[links as usize];
-                let free_after = Bitboard(Bitboard::BOARD.0 & !after);
-                let (here, there) = (Bitboard(cloud & !target), Bitboard(other & !target));
-                let _ = free_after;
-                lines.solid(Bitboard(after), here | there)
-                    && self.after_foxes(links, after, here, there, left - side as u8)
-            };
-            if good {
-                found |= target;
-                if !blockable(found, cloud, other) {
-                    return true;
+                let forward = lines.forward_from[b as usize].0 & geese;
+                let sideways = if left > 0 {
+                    lines.sideways_from[b as usize].0 & geese
+                } else {
+                    0
+                };
+                let good = Bitboard(forward)
+                    .map(|a| (a, false))
+                    .chain(Bitboard(sideways).map(|a| (a, true)))
+                    .any(|(a, side)| {
+                        self.good_step(links, geese, cloud, other, left, a.index() as u8, b, side)
+                    });
+                if good {
+                    found |= target;
+                    if !blockable(found, cloud, other) {
+                        return true;
+                    }
                 }
             }
         }
         false
+    }
+
+    /// Whether the geese's step `a`→`b` (sideways if `side`) is good in
+    /// `(geese, cloud, other)` with `left` sideways steps left (module docs).
+    #[allow(clippy::too_many_arguments)]
+    fn good_step(
+        &mut self,
+        links: bool,
+        geese: u64,
+        cloud: u64,
+        other: u64,
+        left: u8,
+        a: u8,
+        b: u8,
+        side: bool,
+    ) -> bool {
+        let target = 1u64 << b;
+        let after = geese & !(1 << a) | target;
+        if after & PEN.0 == PEN.0 {
+            return true;
+        }
+        // The foxes stand where they stood, off the target.
+        let (here, there) = (Bitboard(cloud & !target), Bitboard(other & !target));
+        self.lines[links as usize].solid(Bitboard(after), here | there)
+            && self.after_foxes(links, after, here, there, left - side as u8)
     }
 }
 

@@ -335,6 +335,12 @@ pub fn run(args: SolveArgs) -> Result<()> {
     if args.order != OrderSpec::None {
         println!("ranked: {} positions by --order", solver.ranked_positions());
     }
+    if config.march_budget > 0 {
+        println!(
+            "marched: {} leaves proven by --march",
+            solver.marched_leaves()
+        );
+    }
     Ok(())
 }
 
