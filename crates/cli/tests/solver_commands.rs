@@ -181,7 +181,7 @@ fn solve_restricted_geese_search_settings_keep_the_value() {
         (&["--forward-share", "101"][..], "--forward-share"),
         (&["--forward-sideways", "64"][..], "--forward-sideways"),
         (&["--march-sideways", "17"][..], "--march-sideways"),
-        (&["--march", "-1"][..], "--march"),
+        (&["--march", "many"][..], "--march"),
     ] {
         let mut all = vec!["solve", "--fen", GEESE_FILL_THE_PEN];
         all.extend_from_slice(args);

@@ -205,7 +205,7 @@ impl Default for SolverConfig {
             forward_share_percent: 50,
             forward_sideways: 0,
             forward_width: 0,
-            march_budget: 0,
+            march_budget: 10,
             march_sideways: 2,
         }
     }

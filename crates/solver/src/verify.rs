@@ -98,7 +98,9 @@ fn walk(
     if prover == Side::Foxes && solver.free_fox_wins(game.position()) {
         return Ok(());
     }
-    if prover == Side::Geese && march.geese_win(game.position()) {
+    // As in the search: a march is asked where the foxes move.
+    let position = game.position();
+    if prover == Side::Geese && position.side() == Side::Foxes && march.geese_win(position) {
         return Ok(());
     }
     let moves = game.position().legal_moves();
@@ -111,6 +113,8 @@ fn walk(
                     || solver.known(game.position(), prover) == Known::Proven
                     || (prover == Side::Foxes && solver.free_fox_wins(game.position()))
                     || (prover == Side::Geese && march.geese_win(game.position())));
+            // (The geese's move leaves the foxes to move: the march asked
+            // here is the one the search asked of this child.)
             if usable {
                 let result = walk(solver, march, game, prover, max_nodes, nodes);
                 game.undo();

@@ -123,13 +123,13 @@ pub struct SolveArgs {
     pub forward_width: usize,
     /// df-pn, Two Foxes: the states each leaf's march question may expand,
     /// where the geese prove a win (0 turns it off). A march proves, without
-    /// searching the foxes' moves, that the geese win by forward steps
-    /// behind a wall the foxes cannot jump. The answers are exact either
-    /// way. docs/solver.md.
-    #[arg(long, default_value_t = 0)]
+    /// searching the foxes' moves, that the geese win by steps behind a
+    /// wall the foxes cannot jump. The answers are exact either way.
+    /// docs/solver.md.
+    #[arg(long, default_value_t = SolverConfig::default().march_budget)]
     pub march: u64,
     /// The sideways goose steps a march may take on any line.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=halatafl_solver::MAX_MARCH_SIDEWAYS as i64))]
+    #[arg(long, default_value_t = SolverConfig::default().march_sideways, value_parser = clap::value_parser!(u8).range(0..=halatafl_solver::MAX_MARCH_SIDEWAYS as i64))]
     pub march_sideways: u8,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
