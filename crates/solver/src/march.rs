@@ -1,76 +1,90 @@
 //! The geese's march: a proof, without searching the foxes' moves, that the
-//! geese of Two Foxes win a closing position by stepping forward behind a
-//! wall the foxes cannot jump.
+//! geese of Two Foxes win a closing position by steps behind a wall the
+//! foxes cannot jump.
 //!
 //! # Why
 //!
-//! Near the end of a won game the foxes usually cannot take anything: every
+//! Near the end of a won game the foxes can seldom take anything: every
 //! goose they could reach is backed by another goose or the board's edge.
 //! They shuffle, and each of their moves is a new branch that df-pn must
-//! answer one by one, though none of them matters: what matters is whether
+//! answer one by one, though few of them matter: what matters is whether
 //! the geese can keep the wall whole while they fill the pen or close the
 //! foxes in. The proofs of such positions grow about tenfold every four
 //! plies (experiments/README.md), which is what stopped exact values 14
-//! plies before the end. This module answers them as one question about the
-//! geese's placement alone.
+//! plies before the end. This module answers many of them as one question
+//! about the geese's placement and where the foxes may be.
 //!
 //! # The abstract game
 //!
-//! A state is the geese's placement `G` and a *fox region* `F`: points no
-//! goose holds, closed under the foxes' steps through points no goose holds
-//! (the points the foxes can walk to), holding both foxes. The foxes are
-//! taken to stand on *any* two points of `F` whenever the geese move, and
-//! the geese make forward steps only.
+//! A state is the geese's placement `G`, two *clouds* `C1` and `C2` (one
+//! fox stands on a point of `C1`, the other on a point of `C2`) and the
+//! sideways steps `s` the geese have left (at most S, [`March::new`]). The
+//! geese are to move.
 //!
-//! `G` is *solid* against `F` when no fox anywhere in `F` could jump: no
-//! goose `y` has a jump line `x`-`y`-`z` with `x ∈ F` and `z` free of geese.
-//! From a solid state the foxes cannot capture, so their move is a step
-//! within `F`; where neither fox can step the geese have won (rule 3).
+//! `G` is *solid* against a set of points `R` when no fox on a point of
+//! `R` could jump: no goose `y` has a jump line `x`-`y`-`z` with `x ∈ R`
+//! and `z` free of geese.
 //!
-//! The geese, to move in state `(G, F)`, *march* when they have forward
-//! steps `a→b` (b free of geese) that are *good*:
-//! - the pen is then full (rule 2), or
-//! - `G' = G − a + b` is solid against `F' = closure(F − b)` in the points
-//!   free of `G'` (the foxes' region after the step), and either `|F'| = 2`
-//!   (the foxes stand on both of its points, and cannot move: rule 3) or the
-//!   geese march again in `(G', F')`,
+//! A step `a→b` of a goose (forward, or sideways while `s > 0`) is *good*
+//! in `(G, C1, C2, s)` when, with `G' = G − a + b`:
+//! - the pen is full (rule 2), or
+//! - `G'` is solid against `D1 ∪ D2`, where `Di = Ci − b` (the foxes stand
+//!   where they stood, not on `b`), and the geese march after the foxes'
+//!   move: one fox steps, so the geese march in `(G', N(D1), D2, s')`
+//!   unless no point of `D1` has a free neighbour, and in
+//!   `(G', D1, N(D2), s')` unless no point of `D2` has one (`N(D)`: the
+//!   free points next to `D`; `s'` is one less after a sideways step).
+//!   Where neither fox can step, the geese have won (rule 3).
 //!
-//! and the foxes cannot stand on the targets of all of them: some good
-//! target lies outside `F`, or the good targets are at least three points
-//! (two foxes block two).
+//! The geese *march* in a state when the foxes cannot stand on the
+//! targets of all its good steps at once: a good target lies outside
+//! `C1 ∪ C2`; or there are at least three good targets; or two that no
+//! placement with one fox in `C1` and one in `C2` covers.
+//!
+//! A real position with the geese to move is asked as the state whose
+//! clouds are its foxes' two points. One with the foxes to move is a
+//! march when no fox can jump now and the geese march after each fox's
+//! step, as above.
 //!
 //! # Why a march is a real win
 //!
 //! Take a real position with the geese to move whose state marches. Its
-//! foxes stand on two points of `F`, so some good step is free; play it.
-//! The foxes are to move with their pieces in `F − b ⊆ F'` and `G'` solid
-//! against `F'`: they cannot jump, so either they cannot move (a geese win)
-//! or they step, staying in `F'` (a step through free points from `F'`
-//! stays in its closure). Then the geese are to move in `(G', F')`, which
-//! marches: by induction on the geese's summed rows (each forward step
-//! raises them, and no capture ever lowers them) the geese fill the pen or
-//! shut the foxes in. No placement repeats (every goose move raises the
-//! summed rows) and every goose move is a forward step, which resets the
-//! quiet counter, so neither draw rule applies on the way: the march wins
-//! the game without rule 4 (G″ in the crate docs) from any quiet counter at
-//! which the geese move, and at which the foxes move if their step does not
-//! reach the fifty-move limit. So a march win is a proof a df-pn search may
-//! rest on, as the free-fox rule of the classic game is.
+//! foxes stand one in each cloud, so some good step is free (the last
+//! condition); play it. The foxes are to move, standing in `D1` and `D2`,
+//! and `G'` is solid against both: they cannot jump. If neither can step,
+//! the geese have won; otherwise one steps, to a free point next to its
+//! cloud, the other staying: the geese are to move in one of the states
+//! the step's goodness required to march. Each good step raises the
+//! geese's summed rows or spends one of the `s` sideways steps, and no
+//! capture happens, so by induction on (summed rows, `s`) the geese fill
+//! the pen or shut the foxes in.
 //!
-//! It is a sufficient condition only: the foxes' region is an
-//! over-estimate (they may stand anywhere in it at every move, however far
-//! apart its points), the geese never step sideways, and any goose a fox
-//! could reach must stay backed. Where it does not hold, nothing is
+//! The draw rules never intervene. Every forward step resets the quiet
+//! counter, and between two forward steps there are at most S sideways
+//! steps and one fox step after each goose move, so the counter never
+//! passes its value at the start plus 2S + 1; a position is only asked if
+//! that stays below the fifty-move limit. A march may repeat a placement
+//! (a goose stepping sideways and back), but it is a win of the game
+//! without rule 4 (G″ in the crate docs), which is what a proof may rest
+//! on: a march is a leaf a df-pn search may treat as won, as it treats the
+//! free fox of the classic game.
+//!
+//! It is a sufficient condition only: the clouds over-estimate the foxes
+//! (a fox may be anywhere in its cloud, and the geese's reply may not
+//! depend on where), the geese's sideways steps are bounded, and any goose
+//! a fox could reach must stay backed. Where it does not hold, nothing is
 //! claimed and the search goes on.
 //!
 //! # Cost
 //!
-//! The states form a DAG (the summed rows grow), searched depth first with
-//! a table of settled states: won, or not won after every good step was
-//! tried. A question may expand at most [`March::new`]'s budget of states;
-//! a state cut off by the budget is not stored, so a later question may
-//! settle it. Many real positions (every placement of the foxes in a
-//! region) share one state, which is where the saving lies.
+//! The states form a DAG, searched depth first with a table of settled
+//! states: won, or not won after every good step was tried. A question
+//! may expand at most [`March::new`]'s budget of states; a state cut off
+//! by the budget is not stored, so a later question may settle it. Many
+//! real positions (every placement of the foxes in the same clouds) share
+//! one state, which is where the saving lies; the table is what makes a
+//! small budget per question enough (experiments/README.md, "the geese's
+//! march").
 
 use halatafl_rules::{
     Bitboard, Point, Position, Side, Variant, VariantKind, FIFTY_MOVE_PLIES, PEN,
@@ -84,8 +98,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 pub const MAX_MARCH_SIDEWAYS: u8 = 16;
 
 /// Settled states before the table is emptied (a bound on its memory:
-/// about 40 bytes a state).
-const MEMO_STATES: usize = 1 << 23;
+/// about 50 bytes a state, so about 100 MiB).
+const MEMO_STATES: usize = 1 << 21;
 
 /// The board's lines as the march needs them, read off
 /// [`Position::legal_moves`] of one fox or one goose on an otherwise empty
@@ -93,11 +107,8 @@ const MEMO_STATES: usize = 1 << 23;
 struct Lines {
     /// Points a fox may step to from a point.
     fox: [Bitboard; 49],
-    /// Points a goose may step to, forward or diagonally forward.
-    forward: [Bitboard; 49],
-    /// Points a goose may step to sideways (along its row).
-    sideways: [Bitboard; 49],
-    /// The points a goose steps forward to a point from.
+    /// The points a goose steps forward (straight or diagonally) to a point
+    /// from.
     forward_from: [Bitboard; 49],
     /// The points a goose steps sideways to a point from.
     sideways_from: [Bitboard; 49],
@@ -123,8 +134,6 @@ impl Lines {
         };
         let mut lines = Lines {
             fox: [Bitboard::EMPTY; 49],
-            forward: [Bitboard::EMPTY; 49],
-            sideways: [Bitboard::EMPTY; 49],
             forward_from: [Bitboard::EMPTY; 49],
             sideways_from: [Bitboard::EMPTY; 49],
             jumps: Vec::new(),
@@ -165,12 +174,11 @@ impl Lines {
                     .flat_map(|&f| moves(variant, Bitboard::from_point(f), goose, Side::Geese))
                     .fold(Bitboard::EMPTY, |b, m| b.with(m.to()))
             };
-            lines.forward[a.index()] = targets(plain);
-            lines.sideways[a.index()] = targets(with_sideways) & !lines.forward[a.index()];
-            for b in lines.forward[a.index()] {
+            let forward = targets(plain);
+            for b in forward {
                 lines.forward_from[b.index()] = lines.forward_from[b.index()].with(a);
             }
-            for b in lines.sideways[a.index()] {
+            for b in targets(with_sideways) & !forward {
                 lines.sideways_from[b.index()] = lines.sideways_from[b.index()].with(a);
             }
         }
@@ -195,7 +203,7 @@ impl Lines {
     }
 }
 
-/// A multiply-and-fold hash for the table's two-word keys (the keys are
+/// A multiply-and-fold hash for the table's three-word keys (the keys are
 /// placements, not adversarial input).
 #[derive(Default)]
 struct StateHasher(u64);
