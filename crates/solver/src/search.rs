@@ -56,9 +56,9 @@ pub struct SolverConfig {
     /// Leaving out some of the prover's moves keeps a proof a proof.
     pub forward_width: usize,
     /// Two Foxes: where the geese prove a win, the states a leaf's march
-    /// question may expand ([`crate::march`]: the geese step forward behind
-    /// a wall the foxes cannot jump, a win proven without searching the
-    /// foxes' moves). 0 turns it off.
+    /// question may expand ([`crate::march`]: the geese step behind a wall
+    /// the foxes cannot jump, a win proven without searching the foxes'
+    /// moves). 0 turns it off.
     pub march_budget: u64,
     /// The sideways goose steps a march may take on any line (at most
     /// [`crate::march::MAX_MARCH_SIDEWAYS`]; the geese of real games often

@@ -71,7 +71,7 @@ pub fn verify_win(
 /// The check's march budget against the solver's: a march the solver found
 /// with the help of states it had settled before may need more states from
 /// an empty table.
-pub const MARCH_CHECK_FACTOR: u64 = 100;
+const MARCH_CHECK_FACTOR: u64 = 100;
 
 fn walk(
     solver: &Solver,
