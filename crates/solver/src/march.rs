@@ -86,11 +86,10 @@
 //! small budget per question enough (experiments/README.md, "the geese's
 //! march").
 
-use halatafl_rules::{
-    Bitboard, Point, Position, Side, Variant, VariantKind, FIFTY_MOVE_PLIES, PEN,
-};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use halatafl_rules::geometry::Geometry;
+use halatafl_rules::{Bitboard, Direction, Position, Side, VariantKind, FIFTY_MOVE_PLIES, PEN};
+use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
 
 /// The most sideways steps a march may allow: a march must stay clear of
 /// the fifty-move rule, which sideways steps (and the foxes' steps between
@@ -101,134 +100,74 @@ pub const MAX_MARCH_SIDEWAYS: u8 = 16;
 /// about 50 bytes a state, so about 100 MiB).
 const MEMO_STATES: usize = 1 << 21;
 
-/// The board's lines as the march needs them, read off
-/// [`Position::legal_moves`] of one fox or one goose on an otherwise empty
-/// board (plain or with corner links), not written out by hand.
-struct Lines {
-    /// Points a fox may step to from a point.
-    fox: [Bitboard; 49],
+/// The engine's lines of one board ([`Geometry`]) with the goose steps
+/// turned round: for each point, the points a goose steps to it from.
+struct Board {
+    lines: &'static Geometry,
     /// The points a goose steps forward (straight or diagonally) to a point
-    /// from.
-    forward_from: [Bitboard; 49],
+    /// from: its neighbours to the south, south-east and south-west.
+    from_behind: [Bitboard; 49],
     /// The points a goose steps sideways to a point from.
-    sideways_from: [Bitboard; 49],
-    /// The jumps by direction: `(delta, from)`, a fox on a point of `from`
-    /// jumping over the point `delta` bit indices on, to the point `2 delta`
-    /// on (a jump follows one line straight, so its three points are
-    /// evenly spaced in the bit layout, row * 7 + file).
-    jumps: Vec<(i32, Bitboard)>,
+    from_the_side: [Bitboard; 49],
+    /// Whether this is the `corner-links` board (the table's key tells the
+    /// boards apart).
+    corner_links: bool,
 }
 
-impl Lines {
-    fn new(corner_links: bool) -> Lines {
-        let classic = |sideways: bool| {
-            Variant::classic(17, sideways)
-                .expect("17 geese is a classic setting")
-                .with_corner_links(corner_links)
-        };
-        let (plain, with_sideways) = (classic(false), classic(true));
-        let moves = |variant: Variant, foxes: Bitboard, geese: Bitboard, side: Side| {
-            Position::new(variant, foxes, geese, side, 0)
-                .expect("one fox, at most one goose")
-                .legal_moves()
-        };
-        let mut lines = Lines {
-            fox: [Bitboard::EMPTY; 49],
-            forward_from: [Bitboard::EMPTY; 49],
-            sideways_from: [Bitboard::EMPTY; 49],
-            jumps: Vec::new(),
-        };
-        let points: Vec<Point> = Point::all().collect();
-        for &x in &points {
-            let alone = moves(plain, Bitboard::from_point(x), Bitboard::EMPTY, Side::Foxes);
-            lines.fox[x.index()] = alone.iter().fold(Bitboard::EMPTY, |b, m| b.with(m.to()));
-            for y in lines.fox[x.index()] {
-                let over = moves(
-                    plain,
-                    Bitboard::from_point(x),
-                    Bitboard::from_point(y),
-                    Side::Foxes,
-                );
-                for m in over.iter().filter(|m| m.is_capture()) {
-                    let delta = y.index() as i32 - x.index() as i32;
-                    assert_eq!(
-                        m.to().index() as i32 - y.index() as i32,
-                        delta,
-                        "a jump follows one line straight"
-                    );
-                    match lines.jumps.iter_mut().find(|(d, _)| *d == delta) {
-                        Some((_, from)) => *from = from.with(x),
-                        None => lines.jumps.push((delta, Bitboard::from_point(x))),
-                    }
-                }
-            }
-        }
-        for &a in &points {
-            // A goose's targets with the fox on each other point in turn: the
-            // fox blocks one target at most, so the union has them all.
-            let goose = Bitboard::from_point(a);
-            let targets = |variant: Variant| {
-                points
+impl Board {
+    /// The board of `corner_links`, built once.
+    fn get(corner_links: bool) -> &'static Board {
+        static BOARDS: OnceLock<[Board; 2]> = OnceLock::new();
+        &BOARDS.get_or_init(|| [Board::new(false), Board::new(true)])[corner_links as usize]
+    }
+
+    fn new(corner_links: bool) -> Board {
+        let lines = Geometry::get(corner_links);
+        let from = |dirs: &[Direction]| {
+            let mut table = [Bitboard::EMPTY; 49];
+            for p in Bitboard::BOARD {
+                table[p.index()] = dirs
                     .iter()
-                    .filter(|&&f| f != a)
-                    .flat_map(|&f| moves(variant, Bitboard::from_point(f), goose, Side::Geese))
-                    .fold(Bitboard::EMPTY, |b, m| b.with(m.to()))
-            };
-            let forward = targets(plain);
-            for b in forward {
-                lines.forward_from[b.index()] = lines.forward_from[b.index()].with(a);
+                    .filter_map(|&d| lines.step(p, d))
+                    .fold(Bitboard::EMPTY, |b, q| b.with(q));
             }
-            for b in targets(with_sideways) & !forward {
-                lines.sideways_from[b.index()] = lines.sideways_from[b.index()].with(a);
-            }
+            table
+        };
+        Board {
+            lines,
+            from_behind: from(&[Direction::South, Direction::SouthEast, Direction::SouthWest]),
+            from_the_side: from(&[Direction::East, Direction::West]),
+            corner_links,
         }
-        lines
-    }
-
-    /// The `free` points a fox on a point of `cloud` can step to: where it
-    /// stands after it moves.
-    fn steps(&self, cloud: Bitboard, free: Bitboard) -> Bitboard {
-        cloud.fold(Bitboard::EMPTY, |c, q| c | (self.fox[q.index()] & free))
-    }
-
-    /// Whether no fox anywhere in `region` could jump a goose of `geese`:
-    /// per direction, the region's points that can jump that way, moved
-    /// one step onto geese and one more onto points free of geese.
-    fn solid(&self, geese: Bitboard, region: Bitboard) -> bool {
-        let free = Bitboard::BOARD.0 & !geese.0;
-        self.jumps.iter().all(|&(delta, from)| {
-            let over = Bitboard((region & from).0).shift(delta).0 & geese.0;
-            Bitboard(over).shift(delta).0 & free == 0
-        })
     }
 }
 
-/// A multiply-and-fold hash for the table's three-word keys (the keys are
-/// placements, not adversarial input).
-#[derive(Default)]
-struct StateHasher(u64);
-
-impl Hasher for StateHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
+/// The free points a fox on a point of `cloud` can step to: where it
+/// stands after it moves.
+fn fox_steps(board: &Board, cloud: Bitboard, free: Bitboard) -> Bitboard {
+    cloud.fold(Bitboard::EMPTY, |c, q| {
+        c | (board.lines.adjacent[q.index()] & free)
+    })
 }
 
-/// The march's search: its lines, a table of settled states and a budget
-/// per question.
+/// Whether no fox anywhere in `region` could jump a goose of `geese`: per
+/// direction, the region's points that can jump that way, moved one step
+/// onto geese and one more onto points free of geese (as the engine finds
+/// the foxes that can jump).
+fn solid(board: &Board, geese: Bitboard, region: Bitboard) -> bool {
+    let free = Bitboard::BOARD & !geese;
+    Direction::ALL.iter().all(|&d| {
+        let over = (region & board.lines.can_jump[d as usize]).shift(d.delta()) & geese;
+        (over.shift(d.delta()) & free).is_empty()
+    })
+}
+
+/// The march's search: a table of settled states and a budget per
+/// question.
 pub struct March {
-    lines: [Lines; 2],
-    settled: HashMap<(u64, u64, u64), bool, BuildHasherDefault<StateHasher>>,
+    /// Settled states by (geese, lower cloud, higher cloud with the
+    /// sideways steps left and the board in its top bits).
+    settled: FxHashMap<(u64, u64, u64), bool>,
     budget: u64,
     /// Sideways steps the geese may take on any line of a march.
     sideways: u8,
@@ -244,8 +183,7 @@ impl March {
     /// [`MAX_MARCH_SIDEWAYS`]).
     pub fn new(budget: u64, sideways: u8) -> March {
         March {
-            lines: [Lines::new(false), Lines::new(true)],
-            settled: HashMap::default(),
+            settled: FxHashMap::default(),
             budget,
             sideways: sideways.min(MAX_MARCH_SIDEWAYS),
             spent: 0,
@@ -256,11 +194,16 @@ impl March {
     /// Whether the geese win `p` (no history needed: module docs) by a
     /// march. `false` claims nothing.
     pub fn geese_win(&mut self, p: &Position) -> bool {
-        if self.budget == 0 || p.variant().kind != VariantKind::TwoFoxes {
-            return false;
-        }
-        let geese = p.geese();
-        if geese.count() < 9 || p.outcome_without_history().is_some() {
+        p.outcome_without_history().is_none() && self.geese_win_ongoing(p)
+    }
+
+    /// [`March::geese_win`] for a position whose game goes on by rules 1-3,
+    /// which the search has checked already.
+    pub(crate) fn geese_win_ongoing(&mut self, p: &Position) -> bool {
+        // The quiet plies a march may add before its first forward step:
+        // the foxes' step, and each sideways step with the foxes' answer.
+        let quiet_room = p.quiet() as u32 + 2 * self.sideways as u32 + 2 < FIFTY_MOVE_PLIES as u32;
+        if self.budget == 0 || p.variant().kind != VariantKind::TwoFoxes || !quiet_room {
             return false;
         }
         if self.settled.len() > MEMO_STATES {
@@ -268,57 +211,57 @@ impl March {
         }
         self.spent = 0;
         self.cut = false;
-        let links = p.variant().corner_links;
-        let lines = &self.lines[links as usize];
+        let board = Board::get(p.variant().corner_links);
+        let geese = p.geese();
+        // The foxes stand on known points: their clouds are those points.
         let mut foxes = p.foxes();
-        let first = Bitboard::from_point(foxes.next().expect("two foxes"));
-        let second = Bitboard::from_point(foxes.next().expect("two foxes"));
-        // The quiet plies a march may add before its first forward step:
-        // the foxes' step, and each sideways step with the foxes' answer.
-        if p.quiet() as u32 + 2 * self.sideways as u32 + 2 > FIFTY_MOVE_PLIES as u32 - 1 {
-            return false;
-        }
-        let left = self.sideways;
+        let mut cloud = || 1u64 << foxes.next().expect("two foxes").index();
+        let state = State {
+            geese: geese.0,
+            cloud: cloud(),
+            other: cloud(),
+            left: self.sideways,
+        };
         match p.side() {
             Side::Foxes => {
-                lines.solid(geese, first | second)
-                    && self.after_foxes(links, geese.0, first, second, left)
+                solid(board, geese, Bitboard(state.cloud | state.other))
+                    && self.after_foxes(board, state)
             }
-            // The foxes stand on known points: their clouds are those points.
-            Side::Geese => self.marches(links, geese.0, first.0, second.0, left),
+            Side::Geese => self.marches(board, state),
         }
     }
 
-    /// Whether the geese march after the foxes' move, one fox on a point of
-    /// `cloud` and the other on a point of `other`, neither able to jump.
-    /// One fox steps: either the first (the second stays where it was) or
-    /// the second, and the geese must march after each; a fox with no step
-    /// from anywhere in its cloud cannot be the one that moves, and where
-    /// neither can move the geese have won (rule 3).
-    fn after_foxes(
-        &mut self,
-        links: bool,
-        geese: u64,
-        cloud: Bitboard,
-        other: Bitboard,
-        left: u8,
-    ) -> bool {
-        let lines = &self.lines[links as usize];
-        let free = Bitboard(Bitboard::BOARD.0 & !geese);
-        let (moved, other_moved) = (lines.steps(cloud, free), lines.steps(other, free));
-        (moved.is_empty() || self.marches(links, geese, moved.0, other.0, left))
-            && (other_moved.is_empty() || self.marches(links, geese, cloud.0, other_moved.0, left))
+    /// Whether the geese march after the foxes' move in `state` (neither
+    /// fox able to jump). One fox steps: either the first (the second
+    /// stays where it was) or the second, and the geese must march after
+    /// each; a fox with no step from anywhere in its cloud cannot be the
+    /// one that moves, and where neither can move the geese have won
+    /// (rule 3).
+    fn after_foxes(&mut self, board: &'static Board, state: State) -> bool {
+        let free = Bitboard::BOARD & !Bitboard(state.geese);
+        let moved = fox_steps(board, Bitboard(state.cloud), free);
+        let other_moved = fox_steps(board, Bitboard(state.other), free);
+        (moved.is_empty()
+            || self.marches(
+                board,
+                State {
+                    cloud: moved.0,
+                    ..state
+                },
+            ))
+            && (other_moved.is_empty()
+                || self.marches(
+                    board,
+                    State {
+                        other: other_moved.0,
+                        ..state
+                    },
+                ))
     }
 
-    /// Whether the geese to move march in state `(geese, cloud, other)`:
-    /// one fox on a point of `cloud`, the other on a point of `other`.
-    /// `left` sideways steps left.
-    fn marches(&mut self, links: bool, geese: u64, cloud: u64, other: u64, left: u8) -> bool {
-        let key = (
-            geese,
-            cloud.min(other),
-            cloud.max(other) | (left as u64) << 56,
-        );
+    /// Whether the geese to move march in `state`.
+    fn marches(&mut self, board: &'static Board, state: State) -> bool {
+        let key = state.key(board);
         if let Some(&won) = self.settled.get(&key) {
             return won;
         }
@@ -328,7 +271,7 @@ impl March {
         }
         self.spent += 1;
         let cut_above = std::mem::replace(&mut self.cut, false);
-        let won = self.good_steps(links, geese, cloud, other, left);
+        let won = self.good_steps(board, state);
         if won || !self.cut {
             self.settled.insert(key, won);
         }
@@ -336,17 +279,22 @@ impl March {
         won
     }
 
-    /// Whether the geese in `(geese, cloud, other)` have good steps the
-    /// foxes cannot all block (module docs), searched until they are found.
-    fn good_steps(&mut self, links: bool, geese: u64, cloud: u64, other: u64, left: u8) -> bool {
+    /// Whether the geese in `state` have good steps the foxes cannot all
+    /// block (module docs), searched until they are found.
+    fn good_steps(&mut self, board: &'static Board, state: State) -> bool {
+        let State {
+            geese,
+            cloud,
+            other,
+            left,
+        } = state;
         let free = Bitboard::BOARD.0 & !geese;
         let reach = cloud | other;
         // Targets no fox can stand on first, then by row, highest first
         // (steps into the pen end the game soonest), forward before
         // sideways; a target is good once one step to it is.
         let mut found = 0u64;
-        let open = free & !reach;
-        for targets in [open, free & reach] {
+        for targets in [free & !reach, free & reach] {
             let mut targets = targets;
             while targets != 0 {
                 let b = 63 - targets.leading_zeros() as u8;
@@ -356,19 +304,16 @@ impl March {
                 if cloud == target || other == target {
                     continue;
                 }
-                let lines = &self.lines[links as usize];
-                let forward = lines.forward_from[b as usize].0 & geese;
+                let forward = board.from_behind[b as usize] & Bitboard(geese);
                 let sideways = if left > 0 {
-                    lines.sideways_from[b as usize].0 & geese
+                    board.from_the_side[b as usize] & Bitboard(geese)
                 } else {
-                    0
+                    Bitboard::EMPTY
                 };
-                let good = Bitboard(forward)
+                let good = forward
                     .map(|a| (a, false))
-                    .chain(Bitboard(sideways).map(|a| (a, true)))
-                    .any(|(a, side)| {
-                        self.good_step(links, geese, cloud, other, left, a.index() as u8, b, side)
-                    });
+                    .chain(sideways.map(|a| (a, true)))
+                    .any(|(a, side)| self.good_step(board, state, 1 << a.index(), target, side));
                 if good {
                     found |= target;
                     if !blockable(found, cloud, other) {
@@ -380,29 +325,54 @@ impl March {
         false
     }
 
-    /// Whether the geese's step `a`→`b` (sideways if `side`) is good in
-    /// `(geese, cloud, other)` with `left` sideways steps left (module docs).
-    #[allow(clippy::too_many_arguments)]
+    /// Whether the geese's step from the point `from` to `target` (both
+    /// one-point sets; sideways if `side`) is good in `state` (module docs).
     fn good_step(
         &mut self,
-        links: bool,
-        geese: u64,
-        cloud: u64,
-        other: u64,
-        left: u8,
-        a: u8,
-        b: u8,
+        board: &'static Board,
+        state: State,
+        from: u64,
+        target: u64,
         side: bool,
     ) -> bool {
-        let target = 1u64 << b;
-        let after = geese & !(1 << a) | target;
-        if after & PEN.0 == PEN.0 {
+        let geese = state.geese & !from | target;
+        if geese & PEN.0 == PEN.0 {
             return true;
         }
         // The foxes stand where they stood, off the target.
-        let (here, there) = (Bitboard(cloud & !target), Bitboard(other & !target));
-        self.lines[links as usize].solid(Bitboard(after), here | there)
-            && self.after_foxes(links, after, here, there, left - side as u8)
+        let after = State {
+            geese,
+            cloud: state.cloud & !target,
+            other: state.other & !target,
+            left: state.left - side as u8,
+        };
+        solid(board, Bitboard(geese), Bitboard(after.cloud | after.other))
+            && self.after_foxes(board, after)
+    }
+}
+
+/// A state of the abstract game (module docs): the geese's placement, the
+/// two foxes' clouds and the sideways steps left.
+#[derive(Clone, Copy)]
+struct State {
+    geese: u64,
+    cloud: u64,
+    other: u64,
+    left: u8,
+}
+
+impl State {
+    /// The table's key: the foxes are alike, so the clouds in order; the
+    /// sideways steps left and the board in the top bits (points use the
+    /// low 49).
+    fn key(self, board: &'static Board) -> (u64, u64, u64) {
+        let links = board.corner_links as u64;
+        let (low, high) = (self.cloud.min(self.other), self.cloud.max(self.other));
+        (
+            self.geese,
+            low,
+            high | (self.left as u64) << 56 | links << 63,
+        )
     }
 }
 

@@ -869,10 +869,11 @@ impl Solver {
             // Asked where the foxes move only: the geese's own positions
             // are answered one ply later, by the march of each of their
             // moves, at a fraction of the cost (experiments/README.md).
+            // `ended` above has found the game going on.
             Known::Missing
                 if self.prover == Side::Geese
                     && p.side() == Side::Foxes
-                    && self.march.geese_win(p) =>
+                    && self.march.geese_win_ongoing(p) =>
             {
                 self.marched += 1;
                 win

@@ -73,6 +73,16 @@ pub fn verify_win(
 /// an empty table.
 const MARCH_CHECK_FACTOR: u64 = 100;
 
+/// The leaves the search proves by a rule rather than by search, asked
+/// where the search asks them: the classic game's free fox, and the geese's
+/// march where the foxes move.
+fn won_without_search(solver: &Solver, march: &mut March, p: &Position, prover: Side) -> bool {
+    match prover {
+        Side::Foxes => solver.free_fox_wins(p),
+        Side::Geese => p.side() == Side::Foxes && march.geese_win(p),
+    }
+}
+
 fn walk(
     solver: &Solver,
     march: &mut March,
@@ -95,12 +105,7 @@ fn walk(
             outcome: outcome.to_string(),
         });
     }
-    if prover == Side::Foxes && solver.free_fox_wins(game.position()) {
-        return Ok(());
-    }
-    // As in the search: a march is asked where the foxes move.
-    let position = game.position();
-    if prover == Side::Geese && position.side() == Side::Foxes && march.geese_win(position) {
+    if won_without_search(solver, march, game.position(), prover) {
         return Ok(());
     }
     let moves = game.position().legal_moves();
@@ -111,10 +116,7 @@ fn walk(
                 && (game.position().outcome_without_history().map(|o| o.winner)
                     == Some(Some(prover))
                     || solver.known(game.position(), prover) == Known::Proven
-                    || (prover == Side::Foxes && solver.free_fox_wins(game.position()))
-                    || (prover == Side::Geese && march.geese_win(game.position())));
-            // (The geese's move leaves the foxes to move: the march asked
-            // here is the one the search asked of this child.)
+                    || won_without_search(solver, march, game.position(), prover));
             if usable {
                 let result = walk(solver, march, game, prover, max_nodes, nodes);
                 game.undo();
