@@ -687,6 +687,19 @@ pub struct SelfPlaySection {
     /// games between weaker agents. Needs `start_position_fraction` > 0; a
     /// relative path is from where `halatafl train` starts. Empty: none.
     pub start_games: Vec<String>,
+    /// Share of each generation's games that begin at a position of
+    /// `start_suites`, drawn uniformly, before `start_position_fraction`
+    /// is asked of the rest. Apart from that pool, so that a suite's few
+    /// hundred positions are not lost among the replay window's tens of
+    /// thousands. 0 (the default): none.
+    pub start_suite_fraction: f64,
+    /// Suite CSVs (`halatafl solve --from-games` output, e.g.
+    /// `data/suites/classic13.csv`) whose positions games may begin at
+    /// (`start_suite_fraction`): the decisions a suite holds (one or few
+    /// moves keep the value) to be played out from, not only judged. Only
+    /// the positions are read, never the values. A relative path is from
+    /// where `halatafl train` starts. Empty: none.
+    pub start_suites: Vec<String>,
     /// A fixed opponent for a share of the games (a non-network agent spec,
     /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
     /// the network the other side, and only the network's moves become
@@ -726,6 +739,8 @@ impl Default for SelfPlaySection {
             result_half_life: 0.0,
             start_position_fraction: 0.0,
             start_games: Vec::new(),
+            start_suite_fraction: 0.0,
+            start_suites: Vec::new(),
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
@@ -793,6 +808,11 @@ impl SelfPlaySection {
             closed(0.0, 1.0),
         )?;
         real(
+            "selfplay.start_suite_fraction",
+            p.start_suite_fraction,
+            closed(0.0, 1.0),
+        )?;
+        real(
             "selfplay.opponent_fraction",
             p.opponent_fraction,
             closed(0.0, 1.0),
@@ -809,6 +829,20 @@ impl SelfPlaySection {
                 "selfplay.start_games",
                 format!("{:?}", p.start_games),
                 "games begin at their positions only with selfplay.start_position_fraction > 0",
+            ));
+        }
+        if p.start_suites.is_empty() && p.start_suite_fraction > 0.0 {
+            return Err(bad(
+                "selfplay.start_suite_fraction",
+                p.start_suite_fraction,
+                "games begin at suite positions only with suites to draw them from: selfplay.start_suites",
+            ));
+        }
+        if !p.start_suites.is_empty() && p.start_suite_fraction <= 0.0 {
+            return Err(bad(
+                "selfplay.start_suites",
+                format!("{:?}", p.start_suites),
+                "games begin at their positions only with selfplay.start_suite_fraction > 0",
             ));
         }
         p.opponent_side()?;
@@ -1430,6 +1464,17 @@ impl RunConfig {
                     )
                 })?;
         }
+        if !self.selfplay.start_suites.is_empty() {
+            crate::starts::suite_positions(&self.selfplay.start_suites, self.variant()?).map_err(
+                |why| {
+                    bad(
+                        "selfplay.start_suites",
+                        format!("{:?}", self.selfplay.start_suites),
+                        why,
+                    )
+                },
+            )?;
+        }
         self.asynchronous.check(self.selfplay.max_plies)
     }
 }
@@ -1604,6 +1649,26 @@ mod tests {
         (
             "selfplay.start_games",
             "[\"../../data/suites/classic13-games.csv\"]\nstart_position_fraction = 0.5",
+        ),
+        ("selfplay.start_suite_fraction", "-0.5"),
+        ("selfplay.start_suite_fraction", "0.25"),
+        (
+            "selfplay.start_suites",
+            "[\"../../data/suites/classic13.csv\"]",
+        ),
+        (
+            "selfplay.start_suites",
+            "[\"no/such/suite.csv\"]\nstart_suite_fraction = 0.5",
+        ),
+        // A classic suite for a Two Foxes run.
+        (
+            "selfplay.start_suites",
+            "[\"../../data/suites/classic13.csv\"]\nstart_suite_fraction = 0.5",
+        ),
+        // A games file is not a suite.
+        (
+            "selfplay.start_suites",
+            "[\"../../data/suites/two-foxes-games.csv\"]\nstart_suite_fraction = 0.5",
         ),
         ("selfplay.opponent_fraction", "1.5"),
         ("selfplay.opponent", "\"\"\nopponent_fraction = 0.5"),

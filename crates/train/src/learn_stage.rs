@@ -185,6 +185,22 @@ impl Run {
         Ok(out)
     }
 
+    /// The positions of `selfplay.start_suites`, which a share of the games
+    /// (`selfplay.start_suite_fraction`) begin at; empty when there are none.
+    pub(crate) fn suite_start_positions(&self) -> Result<Vec<Position>, TrainError> {
+        let suites = &self.config.selfplay.start_suites;
+        if suites.is_empty() {
+            return Ok(Vec::new());
+        }
+        crate::starts::suite_positions(suites, self.config.variant()?).map_err(|why| {
+            TrainError::Config(crate::config::ConfigError {
+                key: "selfplay.start_suites",
+                value: format!("{suites:?}"),
+                expected: why,
+            })
+        })
+    }
+
     /// Trains checkpoint `generation` from the one before it (or from the
     /// seeded network for generation 0) on the replay window as it is now,
     /// and writes nothing: the caller publishes the checkpoint and the rows.

@@ -254,6 +254,10 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game>> {
     /// (`selfplay.start_position_fraction`) begin at; empty: every game
     /// begins at the variant's start.
     pub starts: &'a [Position],
+    /// Suite positions that a share of the games
+    /// (`selfplay.start_suite_fraction`) begin at, drawn before `starts`;
+    /// empty: none.
+    pub suite_starts: &'a [Position],
     /// Stores a worker thread's samples: when they reach
     /// `selfplay.samples_per_shard`, and when the thread runs out of games.
     pub write_shard: &'a (dyn Fn(ShardPiece) -> Result<(), TrainError> + Sync),
@@ -417,9 +421,15 @@ fn worker_loop<E: Evaluator<Game>>(
             let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
             let play_out = rng.random_bool(cfg.selfplay.resign_playout_fraction);
             // Drawn only when asked for, so runs without it replay exactly.
+            let from_suite = cfg.selfplay.start_suite_fraction;
+            let suite_drawn =
+                from_suite > 0.0 && !job.suite_starts.is_empty() && rng.random_bool(from_suite);
             let fraction = cfg.selfplay.start_position_fraction;
-            let drawn = fraction > 0.0 && !job.starts.is_empty() && rng.random_bool(fraction);
-            let game = if drawn {
+            let drawn = suite_drawn
+                || fraction > 0.0 && !job.starts.is_empty() && rng.random_bool(fraction);
+            let game = if suite_drawn {
+                Game::new(job.suite_starts[rng.random_range(0..job.suite_starts.len())])
+            } else if drawn {
                 Game::new(job.starts[rng.random_range(0..job.starts.len())])
             } else {
                 Game::start_of(job.variant)
@@ -794,14 +804,15 @@ mod tests {
         games: usize,
         agents: Option<&BaseFactory>,
     ) -> Result<(SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>), TrainError> {
-        play_in(config, Variant::two_foxes(), starts, games, agents)
+        play_in(config, Variant::two_foxes(), (starts, &[]), games, agents)
     }
 
-    /// [`play_against`] in games of `variant`.
+    /// [`play_against`] in games of `variant`, with `starts` and
+    /// `suite_starts` to begin games at.
     fn play_in(
         config: &RunConfig,
         variant: Variant,
-        starts: &[Position],
+        (starts, suite_starts): (&[Position], &[Position]),
         games: usize,
         agents: Option<&BaseFactory>,
     ) -> Result<(SelfPlayStats, Vec<StoredSample>, Vec<FinishedGame>), TrainError> {
@@ -820,6 +831,7 @@ mod tests {
             seed: 7,
             games,
             starts,
+            suite_starts,
             write_shard: &write,
             on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
             agents,
@@ -1017,6 +1029,42 @@ mod tests {
     }
 
     #[test]
+    fn suite_starts_are_drawn_first_and_apart_from_the_other_starts() {
+        let two_foxes = Variant::two_foxes();
+        // Foxes to move with nine geese and a compulsory jump: a game from
+        // here ends at its first move (as in the test above).
+        let suite =
+            Position::from_fen("F../.../...F.../...G.../GGG.GG./GGG/... f 0", two_foxes).unwrap();
+        let earlier =
+            Position::from_fen("F.F/.../......./GGGGGGG/GGGGGGG/GGG/GGG f 3", two_foxes).unwrap();
+        let mut config = short_games();
+        config.selfplay.start_suite_fraction = 0.5;
+        config.selfplay.start_position_fraction = 1.0;
+        let (stats, samples, games) =
+            play_in(&config, two_foxes, (&[earlier], &[suite]), 40, None).unwrap();
+        let from_suite = games.iter().filter(|g| g.plies == 1).count();
+        assert!(
+            (8..=32).contains(&from_suite),
+            "about half of 40 games begin at the suite's position: {from_suite}"
+        );
+        // Every other game begins at the other start (fraction 1): none at
+        // the variant's start.
+        assert_eq!(stats.drawn_starts, 40);
+        let starts = samples.iter().filter(|s| s.sample.position == earlier);
+        assert_eq!(starts.count(), 40 - from_suite);
+        assert!(samples
+            .iter()
+            .all(|s| s.sample.position != *Game::start_of(two_foxes).position()));
+
+        // Without suite positions the stream of games is the one a run
+        // without the option plays.
+        config.selfplay.start_suite_fraction = 0.0;
+        let (_, plain, _) = play_in(&config, two_foxes, (&[earlier], &[suite]), 10, None).unwrap();
+        let (_, without, _) = play_in(&config, two_foxes, (&[earlier], &[]), 10, None).unwrap();
+        assert_eq!(plain, without);
+    }
+
+    #[test]
     fn proven_targets_replace_the_value_with_the_exact_one() {
         let classic: Variant = "classic geese=13".parse().unwrap();
         // A late classic game with the fox to move: uniform searches finish
@@ -1029,13 +1077,13 @@ mod tests {
         config.selfplay.max_plies = 300;
         config.selfplay.start_position_fraction = 1.0;
         let (plain_stats, plain) = {
-            let (stats, samples, _) = play_in(&config, classic, &[late], 6, None).unwrap();
+            let (stats, samples, _) = play_in(&config, classic, (&[late], &[]), 6, None).unwrap();
             (stats, samples)
         };
         assert_eq!(plain_stats.proven_samples, 0);
         config.selfplay.prove_targets = 100_000;
         config.validate().unwrap();
-        let (stats, proven, games) = play_in(&config, classic, &[late], 6, None).unwrap();
+        let (stats, proven, games) = play_in(&config, classic, (&[late], &[]), 6, None).unwrap();
         // The same games: proving changes the targets, not the play.
         assert_eq!(stats.samples, plain_stats.samples);
         assert_eq!(
@@ -1073,7 +1121,7 @@ mod tests {
         config.selfplay.prove_policy = true;
         config.validate().unwrap();
         let (stats_with_policy, with_policy, _) =
-            play_in(&config, classic, &[late], 6, None).unwrap();
+            play_in(&config, classic, (&[late], &[]), 6, None).unwrap();
         let mut moved = 0;
         for (p, s) in with_policy.iter().zip(&proven) {
             assert_eq!(p.sample.wdl, s.sample.wdl);
@@ -1232,6 +1280,7 @@ mod tests {
             seed: 7,
             games: 16,
             starts: &[],
+            suite_starts: &[],
             write_shard: &write,
             on_game: &|_: &FinishedGame| {},
             agents: None,
@@ -1300,6 +1349,7 @@ mod tests {
             seed,
             games,
             starts: &[],
+            suite_starts: &[],
             write_shard: &write,
             on_game: &|g: &FinishedGame| finished.lock().unwrap().push(g.clone()),
             agents: None,

@@ -1,5 +1,6 @@
 //! Start positions from game files (`[selfplay] start_games`): every
-//! position before the end of each game, replayed by the rules. Self-play
+//! position before the end of each game, replayed by the rules; and from
+//! solved suites (`[selfplay] start_suites`): every row's position. Self-play
 //! from the start alone can miss whole kinds of positions: in classic Fox
 //! and Geese with 13 geese every self-play game is a fox win, so the
 //! positions where the geese win, which games of weaker foxes reach, never
@@ -29,6 +30,39 @@ pub fn start_game_positions(paths: &[String], variant: Variant) -> Result<Vec<Po
                 ));
             }
             out.extend_from_slice(&game.positions()[..game.ply()]);
+        }
+    }
+    Ok(out)
+}
+
+/// The positions of every row of the suites in `paths`
+/// (`[selfplay] start_suites`), in file and row order. Every row must be of
+/// `variant` and must not be over (a suite's rows never are); the error
+/// names the file and line and why. Values are not read: a suite lends
+/// self-play its positions only.
+pub fn suite_positions(paths: &[String], variant: Variant) -> Result<Vec<Position>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        let rows = halatafl_solver::suite::read_suite(std::path::Path::new(path))
+            .map_err(|e| e.to_string())?;
+        for entry in &rows {
+            let played = entry.position.variant();
+            if played != variant {
+                return Err(format!(
+                    "{path}, line {}: its variant is {played}, and this run plays {variant}",
+                    entry.line
+                ));
+            }
+            if halatafl_rules::Game::new(entry.position)
+                .outcome()
+                .is_some()
+            {
+                return Err(format!(
+                    "{path}, line {}: the game is over there, so no game can begin at it",
+                    entry.line
+                ));
+            }
+            out.push(entry.position);
         }
     }
     Ok(out)
@@ -65,6 +99,21 @@ mod tests {
             start_game_positions(std::slice::from_ref(&path), Variant::two_foxes()).unwrap_err();
         assert!(err.contains("game 1: its variant is classic"), "{err}");
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_suites_positions_in_row_order_and_a_wrong_variant_by_line() {
+        let path = "../../data/suites/classic13.csv".to_string();
+        let classic = Variant::classic(13, false).unwrap();
+        let positions = suite_positions(std::slice::from_ref(&path), classic).unwrap();
+        let rows = halatafl_solver::suite::read_suite(std::path::Path::new(&path)).unwrap();
+        assert_eq!(positions.len(), rows.len());
+        assert!(positions.iter().zip(&rows).all(|(p, r)| *p == r.position));
+        let err = suite_positions(&[path], Variant::two_foxes()).unwrap_err();
+        assert!(
+            err.contains("classic13.csv, line 2: its variant is classic"),
+            "{err}"
+        );
     }
 
     #[test]
