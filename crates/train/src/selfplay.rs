@@ -70,7 +70,7 @@ pub struct FinishedGame {
     /// For played-out games that would have resigned: whether resigning would
     /// have been wrong (the would-be resigner did not lose).
     pub false_resign: Option<bool>,
-    /// It began at a position drawn from earlier games, not at the start.
+    /// It began at a drawn position (of earlier games or a suite), not at the start.
     pub drawn_start: bool,
     /// The side `selfplay.opponent` played, in a game against it.
     pub opponent: Option<Side>,
@@ -189,7 +189,7 @@ pub(crate) struct Slot {
     pub(crate) low: [u32; 2],
     pub(crate) play_out: bool,
     pub(crate) would_resign: Option<Side>,
-    /// The game began at a position drawn from earlier games.
+    /// The game began at a drawn position (of earlier games or a suite).
     pub(crate) drawn: bool,
     /// The side the fixed opponent plays in this game, if it is one against it.
     pub(crate) opponent: Option<Side>,

@@ -39,11 +39,13 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// The log's note on games begun at drawn positions (none when there were none).
-fn drawn_starts_note(stats: &SelfPlayStats) -> String {
-    let note = match stats.drawn_starts {
-        0 => String::new(),
-        n => format!(", {n} begun at positions of earlier games"),
+/// The log's note on games begun at drawn positions (none when there were
+/// none); `suites` when some may have come from `selfplay.start_suites`.
+fn drawn_starts_note(stats: &SelfPlayStats, suites: bool) -> String {
+    let note = match (stats.drawn_starts, suites) {
+        (0, _) => String::new(),
+        (n, false) => format!(", {n} begun at positions of earlier games"),
+        (n, true) => format!(", {n} begun at positions of suites or earlier games"),
     };
     note + &opponent_note(stats, "selfplay.opponent", "the network")
 }
@@ -355,7 +357,7 @@ impl Run {
             "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
-        ) + &drawn_starts_note(&stats)
+        ) + &drawn_starts_note(&stats, !cfg.selfplay.start_suites.is_empty())
             + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))
             + &proven_note(&stats, &cfg.selfplay)));
         Ok(stats)

@@ -32,8 +32,8 @@ pub struct SelfPlayStats {
     pub resign_false: usize,
     /// Wall-clock seconds the games took (summed over batches when merged).
     pub seconds: f64,
-    /// Games that began at a position drawn from earlier games
-    /// (`selfplay.start_position_fraction`) rather than at the start.
+    /// Games that began at a drawn position (`selfplay.start_suite_fraction`,
+    /// `selfplay.start_position_fraction`) rather than at the start.
     #[serde(default)]
     pub drawn_starts: usize,
     /// Games against `selfplay.opponent` (counted in the totals above too) ...
