@@ -8,7 +8,7 @@ use halatafl_arena::MAX_OPENING_PLIES;
 use halatafl_nn::{
     AuxHeads, AuxTarget, AuxWeights, LrSchedule, NetConfig, OptimizerKind, TrainConfig,
 };
-use halatafl_rules::{Side, Variant};
+use halatafl_rules::{Position, Side, Variant};
 use serde::{Deserialize, Serialize};
 use std::ops::{Bound, RangeBounds, RangeInclusive};
 use std::path::Path;
@@ -824,25 +824,22 @@ impl SelfPlaySection {
                 "this key was removed (its experiment found no gain); only 0 is read, so that older runs resume",
             ));
         }
-        if !p.start_games.is_empty() && p.start_position_fraction <= 0.0 {
-            return Err(bad(
-                "selfplay.start_games",
-                format!("{:?}", p.start_games),
-                "games begin at their positions only with selfplay.start_position_fraction > 0",
-            ));
-        }
+        files_need_fraction(
+            ("selfplay.start_games", &p.start_games),
+            (
+                "selfplay.start_position_fraction",
+                p.start_position_fraction,
+            ),
+        )?;
+        files_need_fraction(
+            ("selfplay.start_suites", &p.start_suites),
+            ("selfplay.start_suite_fraction", p.start_suite_fraction),
+        )?;
         if p.start_suites.is_empty() && p.start_suite_fraction > 0.0 {
             return Err(bad(
                 "selfplay.start_suite_fraction",
                 p.start_suite_fraction,
                 "games begin at suite positions only with suites to draw them from: selfplay.start_suites",
-            ));
-        }
-        if !p.start_suites.is_empty() && p.start_suite_fraction <= 0.0 {
-            return Err(bad(
-                "selfplay.start_suites",
-                format!("{:?}", p.start_suites),
-                "games begin at their positions only with selfplay.start_suite_fraction > 0",
             ));
         }
         p.opponent_side()?;
@@ -1273,6 +1270,22 @@ fn bad(
     }
 }
 
+/// Start files (`files`: key, paths) are read only when their share of the
+/// games (`fraction`: key, value) is above 0; files without it are refused.
+fn files_need_fraction(
+    (key, files): (&'static str, &[String]),
+    (fraction_key, fraction): (&str, f64),
+) -> Result<(), ConfigError> {
+    if !files.is_empty() && fraction <= 0.0 {
+        return Err(bad(
+            key,
+            format!("{files:?}"),
+            format!("games begin at their positions only with {fraction_key} > 0"),
+        ));
+    }
+    Ok(())
+}
+
 /// The expert and the self-play opponent are agents the CLI builds without
 /// a checkpoint: `spec` must name one (`need` says what for when it does not).
 fn non_network_agent(key: &'static str, spec: &str, need: &str) -> Result<(), ConfigError> {
@@ -1454,28 +1467,31 @@ impl RunConfig {
         self.train_config()?;
         self.train.check(self.network.heads())?;
         self.eval.check(self.variant().ok())?;
-        if !self.selfplay.start_games.is_empty() {
-            crate::starts::start_game_positions(&self.selfplay.start_games, self.variant()?)
-                .map_err(|why| {
-                    bad(
-                        "selfplay.start_games",
-                        format!("{:?}", self.selfplay.start_games),
-                        why,
-                    )
-                })?;
-        }
-        if !self.selfplay.start_suites.is_empty() {
-            crate::starts::suite_positions(&self.selfplay.start_suites, self.variant()?).map_err(
-                |why| {
-                    bad(
-                        "selfplay.start_suites",
-                        format!("{:?}", self.selfplay.start_suites),
-                        why,
-                    )
-                },
-            )?;
-        }
+        self.start_game_positions()?;
+        self.start_suite_positions()?;
         self.asynchronous.check(self.selfplay.max_plies)
+    }
+
+    /// The positions of `selfplay.start_games` ([`crate::starts`]), read and
+    /// replayed; a file's error names the key. Empty without files.
+    pub fn start_game_positions(&self) -> Result<Vec<Position>, ConfigError> {
+        let files = &self.selfplay.start_games;
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        crate::starts::start_game_positions(files, self.variant()?)
+            .map_err(|why| bad("selfplay.start_games", format!("{files:?}"), why))
+    }
+
+    /// The positions of `selfplay.start_suites` ([`crate::starts`]); a
+    /// file's error names the key. Empty without suites.
+    pub fn start_suite_positions(&self) -> Result<Vec<Position>, ConfigError> {
+        let files = &self.selfplay.start_suites;
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        crate::starts::suite_positions(files, self.variant()?)
+            .map_err(|why| bad("selfplay.start_suites", format!("{files:?}"), why))
     }
 }
 

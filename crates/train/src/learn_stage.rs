@@ -167,38 +167,12 @@ impl Run {
         if self.config.selfplay.start_position_fraction <= 0.0 {
             return Ok(Vec::new());
         }
-        let start_games = &self.config.selfplay.start_games;
-        let mut out: Vec<Position> =
-            crate::starts::start_game_positions(start_games, self.config.variant()?).map_err(
-                |why| {
-                    TrainError::Config(crate::config::ConfigError {
-                        key: "selfplay.start_games",
-                        value: format!("{start_games:?}"),
-                        expected: why,
-                    })
-                },
-            )?;
+        let mut out = self.config.start_game_positions()?;
         if generation > 1 {
             out.extend(self.window(generation - 1)?.iter().map(|s| s.position));
         }
         out.extend(self.generation_samples(0)?.iter().map(|s| s.position));
         Ok(out)
-    }
-
-    /// The positions of `selfplay.start_suites`, which a share of the games
-    /// (`selfplay.start_suite_fraction`) begin at; empty when there are none.
-    pub(crate) fn suite_start_positions(&self) -> Result<Vec<Position>, TrainError> {
-        let suites = &self.config.selfplay.start_suites;
-        if suites.is_empty() {
-            return Ok(Vec::new());
-        }
-        crate::starts::suite_positions(suites, self.config.variant()?).map_err(|why| {
-            TrainError::Config(crate::config::ConfigError {
-                key: "selfplay.start_suites",
-                value: format!("{suites:?}"),
-                expected: why,
-            })
-        })
     }
 
     /// Trains checkpoint `generation` from the one before it (or from the

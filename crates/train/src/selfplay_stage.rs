@@ -315,7 +315,7 @@ impl Run {
             ));
         };
         let starts = self.start_positions(generation)?;
-        let suite_starts = self.suite_start_positions()?;
+        let suite_starts = self.config.start_suite_positions()?;
         let variant = cfg.variant()?;
         // Generation 1 follows generation 0, which plays no self-play.
         let carried = match cfg.selfplay.carry_over && generation >= 2 {
@@ -477,7 +477,7 @@ impl Run {
         let last = cfg.run.generations;
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
-        let suite_starts = self.suite_start_positions()?;
+        let suite_starts = self.config.start_suite_positions()?;
         let mut loaded: Option<(u32, Vec<NetEvaluator>, Vec<Position>)> = None;
         // With selfplay.carry_over, the games the last batch left running
         // (held in memory: they are lost if the worker is killed).
