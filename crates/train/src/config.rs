@@ -1475,23 +1475,35 @@ impl RunConfig {
     /// The positions of `selfplay.start_games` ([`crate::starts`]), read and
     /// replayed; a file's error names the key. Empty without files.
     pub fn start_game_positions(&self) -> Result<Vec<Position>, ConfigError> {
-        let files = &self.selfplay.start_games;
-        if files.is_empty() {
-            return Ok(Vec::new());
-        }
-        crate::starts::start_game_positions(files, self.variant()?)
-            .map_err(|why| bad("selfplay.start_games", format!("{files:?}"), why))
+        self.read_starts(
+            "selfplay.start_games",
+            &self.selfplay.start_games,
+            crate::starts::start_game_positions,
+        )
     }
 
     /// The positions of `selfplay.start_suites` ([`crate::starts`]); a
     /// file's error names the key. Empty without suites.
     pub fn start_suite_positions(&self) -> Result<Vec<Position>, ConfigError> {
-        let files = &self.selfplay.start_suites;
+        self.read_starts(
+            "selfplay.start_suites",
+            &self.selfplay.start_suites,
+            crate::starts::suite_positions,
+        )
+    }
+
+    /// The positions `read` finds in `files` (the value of `key`) for this
+    /// run's variant, its error under `key`; empty without files.
+    fn read_starts(
+        &self,
+        key: &'static str,
+        files: &[String],
+        read: fn(&[String], Variant) -> Result<Vec<Position>, String>,
+    ) -> Result<Vec<Position>, ConfigError> {
         if files.is_empty() {
             return Ok(Vec::new());
         }
-        crate::starts::suite_positions(files, self.variant()?)
-            .map_err(|why| bad("selfplay.start_suites", format!("{files:?}"), why))
+        read(files, self.variant()?).map_err(|why| bad(key, format!("{files:?}"), why))
     }
 }
 
