@@ -108,15 +108,16 @@ fn bench_net_measures_a_checkpoint_with_and_without_subnormals() {
 
 /// The classic network shipped beside it, `models/best-classic.safetensors`
 /// (classic Fox and Geese, 13 geese, no sideways steps), as users reach it
-/// by path: on the solved set its search at 100 simulations errs in few
-/// positions (models/README.md gives its measured rate), and a Two Foxes
+/// by path: on the third solved set, which it was not picked on, its search
+/// at 100 simulations errs in few positions (models/README.md gives its
+/// measured rates), and a Two Foxes
 /// game refuses it, naming the variant it was trained on.
 #[test]
 fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
     let root = common::workspace();
     let ckpt = root.join("models/best-classic.safetensors");
     let spec = format!("net:ckpt={},sims=100", ckpt.display());
-    let suite = root.join("data/suites/classic13.csv");
+    let suite = root.join("data/suites/classic13-third.csv");
     let text = common::succeeds(&[
         "accuracy",
         &spec,
@@ -137,10 +138,11 @@ fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
             .as_f64()
             .unwrap()
     };
-    // Measured well under these (models/README.md); a network that lost
-    // its training would err in 10% or more, random play in 60%.
-    assert!(rate("all") < 0.035, "{text}");
-    assert!(rate("stage, difficulty: middle, hard") < 0.05, "{text}");
+    // Measured at 1.0% and 1.7% (models/README.md); the network shipped
+    // before it errs in 2.3% and 3.7%, one that lost its training in 10% or
+    // more, random play in 60%.
+    assert!(rate("all") < 0.02, "{text}");
+    assert!(rate("stage, difficulty: middle, hard") < 0.03, "{text}");
     let dir = scratch("shipped-classic");
     let csv = dir.join("refused.csv");
     let err = common::fails(&[
