@@ -110,8 +110,8 @@ fn bench_net_measures_a_checkpoint_with_and_without_subnormals() {
 /// (classic Fox and Geese, 13 geese, no sideways steps), as users reach it
 /// by path: on the third solved set, which it was not picked on, its search
 /// at 100 simulations errs in few positions (models/README.md gives its
-/// measured rates), and a Two Foxes
-/// game refuses it, naming the variant it was trained on.
+/// measured rates), and a Two Foxes game refuses it, naming the variant it
+/// was trained on.
 #[test]
 fn the_shipped_classic_network_errs_rarely_on_the_solved_set() {
     let root = common::workspace();
