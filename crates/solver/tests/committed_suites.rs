@@ -109,6 +109,18 @@ fn the_third_classic_set_shares_no_position_and_agrees_with_the_dag_search() {
     );
 }
 
+#[test]
+fn the_fourth_classic_set_shares_no_position_and_agrees_with_the_dag_search() {
+    check_held_out(
+        "classic13-fourth.csv",
+        &[
+            "classic13.csv",
+            "classic13-heldout.csv",
+            "classic13-third.csv",
+        ],
+    );
+}
+
 /// A set built from new games with `--exclude`: the shape of a classic
 /// set, no position of the `earlier` sets (a network picked on those is
 /// judged afresh on it), and values the DAG search agrees with.
