@@ -64,6 +64,12 @@ pub struct SolverConfig {
     /// [`crate::march::MAX_MARCH_SIDEWAYS`]; the geese of real games often
     /// fill the pen's last points from the side).
     pub march_sideways: u8,
+    /// Where the geese prove: at a position where they move, the move
+    /// that won a position with the same geese before (any foxes) ranks
+    /// first and every other move this many ranks lower than the move
+    /// order puts it (Kawano's simulation, as a hint: a fox's other move
+    /// seldom changes the geese's plan). 0 turns it off.
+    pub geese_plan: u8,
 }
 
 /// How the summed number of a node (the disproof number where the prover
@@ -207,6 +213,7 @@ impl Default for SolverConfig {
             forward_width: 0,
             march_budget: 10,
             march_sideways: 2,
+            geese_plan: 0,
         }
     }
 }
@@ -344,6 +351,11 @@ pub struct Solver {
     march: March,
     /// Leaves the march proved, over every solve.
     marched: u64,
+    /// With [`SolverConfig::geese_plan`]: the move that won the last
+    /// position proven where the geese prove and move, by its geese
+    /// (bitboard), kept across solves like the table. A stale entry (the
+    /// foxes elsewhere) only orders a move first that does not win.
+    plan: HashMap<u64, Move>,
 }
 
 /// Entries of the order cache before it is emptied (a bound on its memory:
@@ -374,6 +386,7 @@ impl Solver {
             sideways_left: None,
             march,
             marched: 0,
+            plan: HashMap::new(),
         })
     }
 
@@ -747,20 +760,37 @@ impl Solver {
         children: &mut [Child],
         or: bool,
     ) {
-        let Some(order) = &self.order else {
-            return;
-        };
         if !children.iter().any(|c| c.fresh) {
             return;
         }
+        let hint = self.plan_hint(or, children);
+        let Some(order) = self.order.clone() else {
+            // No order: the plan's move first, the others as if ranked
+            // `geese_plan` with base 2.
+            if let Some(h) = hint {
+                let factor = rank_factor(2, self.config.geese_plan);
+                for (i, c) in children.iter_mut().enumerate() {
+                    if c.fresh && i != h {
+                        c.pn *= factor;
+                    }
+                }
+            }
+            return;
+        };
         let base = self.config.order_base;
-        let order = order.clone();
+        let plan_shift = self.config.geese_plan;
         let move_ranks = match &narrowed {
             Some(ranks) => ranks.as_slice(),
             None => self.move_ranks(&*order, moves),
         };
-        for (c, &rank) in children.iter_mut().zip(move_ranks.iter()) {
+        for (i, (c, &rank)) in children.iter_mut().zip(move_ranks.iter()).enumerate() {
             if c.fresh {
+                // The plan's move ranks first, every other one step lower.
+                let rank = match hint {
+                    Some(h) if h == i => 0,
+                    Some(_) => rank.saturating_add(plan_shift),
+                    None => rank,
+                };
                 let factor = rank_factor(base, rank);
                 if or {
                     c.pn *= factor;
@@ -769,6 +799,16 @@ impl Solver {
                 }
             }
         }
+    }
+
+    /// The index of the fresh child [`Solver::plan`] names at the current
+    /// position, where the geese prove and move with the plan on.
+    fn plan_hint(&self, or: bool, children: &[Child]) -> Option<usize> {
+        if !(self.config.geese_plan > 0 && or && self.prover == Side::Geese) {
+            return None;
+        }
+        let mv = *self.plan.get(&self.game.position().geese().0)?;
+        children.iter().position(|c| c.fresh && c.mv == mv)
     }
 
     /// The rank of each of `moves` (the current position's) by `order`,
@@ -1010,6 +1050,14 @@ impl Solver {
         if pn == 0 {
             self.table.store_proof(&position, self.prover, work);
             dep = INDEPENDENT;
+            if self.config.geese_plan > 0 && or && self.prover == Side::Geese {
+                if self.plan.len() >= ORDER_CACHE_ENTRIES {
+                    self.plan.clear();
+                }
+                if let Some(won) = children.iter().find(|c| c.pn == 0) {
+                    self.plan.insert(position.geese().0, won.mv);
+                }
+            }
         } else if dn == 0 {
             if dep as usize >= depth {
                 dep = INDEPENDENT;

@@ -131,6 +131,13 @@ pub struct SolveArgs {
     /// The sideways goose steps a march may take on any line.
     #[arg(long, default_value_t = SolverConfig::default().march_sideways, value_parser = clap::value_parser!(u8).range(0..=halatafl_solver::MAX_MARCH_SIDEWAYS as i64))]
     pub march_sideways: u8,
+    /// df-pn, where the geese prove: at their moves, the move that won a
+    /// position with the same geese before (wherever the foxes stood)
+    /// ranks first, and every other move K ranks lower than --order puts
+    /// it (0, the default, turns it off). The answers are exact either
+    /// way. docs/solver.md.
+    #[arg(long, default_value_t = 0)]
+    pub geese_plan: u8,
     /// One position, one thread: a guess at the winner (`foxes` or
     /// `geese`). Its search runs first with the whole budget, the other
     /// side's only with what is left if the first is disproven; without it
@@ -216,6 +223,7 @@ impl SolveArgs {
             forward_width: self.forward_width,
             march_budget: self.march,
             march_sideways: self.march_sideways,
+            geese_plan: self.geese_plan,
             ..d
         }
     }
@@ -772,7 +780,7 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) as f64 / 2.0
     };
     println!(
-        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {} base {}, {all_ranked} positions ranked, step {}, patience {})",
+        "deepest proven per game: {depths:?}; median {median}, max {}, {} of {} games at 30 plies or more; {all_nodes} nodes in {:.0} s (budget {} per position, init {:?}, order {} base {}{}, {all_ranked} positions ranked, step {}, patience {})",
         sorted[sorted.len() - 1],
         depths.iter().filter(|&&d| d >= 30).count(),
         depths.len(),
@@ -781,6 +789,11 @@ fn deepest_proofs(args: &SolveArgs, config: SolverConfig) -> Result<()> {
         config.init,
         args.order,
         config.order_base,
+        if config.geese_plan > 0 {
+            format!(", geese plan {}", config.geese_plan)
+        } else {
+            String::new()
+        },
         args.every,
         args.patience
     );
