@@ -11,6 +11,10 @@ pub enum RootMode {
 }
 
 /// Search settings. [`MctsConfig::default`] is the setting for playing
+/// The most plies [`MctsConfig::capture_plies`] may ask for: each goose
+/// turn in it multiplies the work by the geese's twenty-odd moves.
+pub const MAX_CAPTURE_PLIES: u32 = 6;
+
 /// strength (no noise, best move); [`MctsConfig::self_play`] adds the
 /// exploration self-play needs.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +77,13 @@ pub struct MctsConfig {
     /// In Two Foxes the foxes then prefer lines that take geese and the geese
     /// lines that keep them, whatever the result.
     pub material_utility: f32,
+    /// Plies of a capture search at each new leaf (0: off; at most
+    /// [`crate::MAX_CAPTURE_PLIES`]). With the material utility on and no
+    /// geese-taken head to predict, the material the side to move gains
+    /// in it ([`crate::SearchGame::capture_outlook`]) stands in for the
+    /// leaf's prediction, so a goose left to a jump counts as lost before
+    /// the tree reaches the jump.
+    pub capture_plies: u32,
 }
 
 impl Default for MctsConfig {
@@ -98,6 +109,7 @@ impl Default for MctsConfig {
             count_reused_visits: false,
             moves_left_utility: 0.0,
             material_utility: 0.0,
+            capture_plies: 0,
         }
     }
 }

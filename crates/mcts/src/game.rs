@@ -88,10 +88,51 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
         0
     }
 
+    /// What the side to move gains in [`SearchGame::material`] over the
+    /// next `plies` plies of a search of captures only (see the
+    /// implementation for Two Foxes), for the material utility's
+    /// prediction at a leaf. 0, the default: no prediction.
+    fn capture_outlook(&self, plies: u32) -> i32 {
+        let _ = plies;
+        0
+    }
+
     /// The playout policy of [`crate::RolloutEvaluator`]: picks one of the
     /// (non-empty) legal `moves`. Uniformly random unless a game knows better.
     fn playout_move(&self, moves: &[Self::Move], rng: &mut SplitMix64) -> Self::Move {
         moves[rng.below(moves.len() as u64) as usize]
+    }
+}
+
+/// The geese the foxes take in the next `plies` plies of `p` when they take
+/// the most and the geese let them take the least ([`Game::capture_outlook`]);
+/// 0 once the game is over by material or moves, or the plies are spent.
+fn geese_taken_by_force(p: &Position, plies: u32) -> i32 {
+    if plies == 0 || p.material_outcome().is_some() {
+        return 0;
+    }
+    let moves = p.legal_moves();
+    let geese = p.geese().count() as i32;
+    let after = |mv: Move| {
+        let mut next = *p;
+        next.play_unchecked(mv);
+        next
+    };
+    match p.side() {
+        Side::Foxes => moves
+            .iter()
+            .filter(|mv| mv.is_capture())
+            .map(|&mv| {
+                let next = after(mv);
+                geese - next.geese().count() as i32 + geese_taken_by_force(&next, plies - 1)
+            })
+            .max()
+            .unwrap_or(0),
+        Side::Geese => moves
+            .iter()
+            .map(|&mv| geese_taken_by_force(&after(mv), plies - 1))
+            .min()
+            .unwrap_or(0),
     }
 }
 
@@ -171,6 +212,24 @@ impl SearchGame for Game {
         match self.position().side() {
             Side::Geese => geese,
             Side::Foxes => -geese,
+        }
+    }
+
+    /// The geese the foxes take, by force, in the next `plies` plies, from
+    /// the foxes' side (minus that for the geese). Jumps are compulsory,
+    /// so where the foxes move they take the best of their jumps (or
+    /// nothing where they have none); where the geese move, they take
+    /// the move after which the foxes take least. A short, exact minimax
+    /// on material that ignores the result: at a leaf of a network's
+    /// search it sees a goose left to a jump, or a fork of two, a ply or
+    /// two before the tree does. The geese's turns cost a move generation
+    /// per goose move, the foxes' only where they can jump.
+    fn capture_outlook(&self, plies: u32) -> i32 {
+        let p = self.position();
+        let taken = geese_taken_by_force(p, plies);
+        match p.side() {
+            Side::Foxes => taken,
+            Side::Geese => -taken,
         }
     }
 

@@ -30,7 +30,7 @@ mod spec;
 mod tree;
 
 pub use agent::MctsAgent;
-pub use config::{MctsConfig, RootMode};
+pub use config::{MctsConfig, RootMode, MAX_CAPTURE_PLIES};
 pub use evaluator::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvaluator, Wdl};
 pub use game::{SearchGame, Terminal, TwoFoxesLeaf};
 pub use lockstep::Lockstep;

@@ -114,6 +114,10 @@ struct PendingLeaf {
     /// What the mover into the leaf gained in material since the root (0
     /// with the material utility off).
     material_gain: i32,
+    /// With the material utility and capture plies on: the leaf's capture
+    /// outlook ([`SearchGame::capture_outlook`]), the prediction used where
+    /// the evaluator gives none.
+    outlook: Option<i32>,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -382,6 +386,7 @@ impl<G: SearchGame> Search<G> {
             path_len: 1,
             counted: false,
             material_gain: 0,
+            outlook: self.capture_outlook(),
         });
         self.paths.push(ROOT);
         1
@@ -442,6 +447,7 @@ impl<G: SearchGame> Search<G> {
                     path_len: self.path.len() as u32,
                     counted: true,
                     material_gain: gain,
+                    outlook: self.capture_outlook(),
                 });
                 self.paths.extend_from_slice(&self.path);
                 self.in_flight += 1;
@@ -489,6 +495,8 @@ impl<G: SearchGame> Search<G> {
             }
             if let Some(change) = evals.material_left(i) {
                 self.tree.set_material_left(p.node, change);
+            } else if let Some(outlook) = p.outlook {
+                self.tree.set_material_left(p.node, outlook as f32);
             }
             self.path.clear();
             self.path.extend_from_slice(
@@ -584,6 +592,13 @@ impl<G: SearchGame> Search<G> {
             -at_root
         };
         so_far as f32 + to_end - expected
+    }
+
+    /// The capture outlook of the scratch game's position, where the
+    /// material utility and [`MctsConfig::capture_plies`] are both on.
+    fn capture_outlook(&self) -> Option<i32> {
+        let plies = self.config.capture_plies;
+        (plies > 0 && self.config.material_utility > 0.0).then(|| self.game.capture_outlook(plies))
     }
 
     /// What the mover into the last node of `self.path` gained in material

@@ -60,6 +60,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "material",
         "material utility, 0 to below 1: values mixed with the geese taken or kept since the root, and those a geese-taken head predicts to the end (default 0)",
     ),
+    (
+        "captures",
+        "plies of a capture search at each new leaf, 0 to 6: with `material` and no geese-taken head, the geese it takes count as the leaf's prediction (default 0)",
+    ),
 ];
 
 /// How leaves are evaluated when no network is given.
@@ -165,6 +169,13 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
             "must be at least 0 and below 1 (1 would ignore the result)",
         ));
     }
+    c.capture_plies = spec.get_or("captures", c.capture_plies)?;
+    if c.capture_plies > crate::MAX_CAPTURE_PLIES {
+        return Err(bad(
+            "captures",
+            &format!("must be from 0 to {}", crate::MAX_CAPTURE_PLIES),
+        ));
+    }
     let eval = match spec.params.get("eval").map(String::as_str) {
         None | Some("rollout") => LeafEval::Rollout {
             max_plies: spec.get_or("rollout_plies", 400u32)?,
@@ -226,6 +237,11 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         c.material_utility != d.material_utility,
         &c.material_utility,
     );
+    put(
+        "captures",
+        c.capture_plies != d.capture_plies,
+        &c.capture_plies,
+    );
     out
 }
 
@@ -269,12 +285,13 @@ mod tests {
             temperature_plies: 12,
             reuse_tree: false,
             material_utility: 0.2,
+            capture_plies: 3,
             ..MctsConfig::default()
         };
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
@@ -321,6 +338,7 @@ mod tests {
             ("temp_plies", d.temperature_plies.to_string()),
             ("reuse", d.reuse_tree.to_string()),
             ("material", d.material_utility.to_string()),
+            ("captures", d.capture_plies.to_string()),
         ] {
             assert_eq!(stated(key), value, "{key}");
         }

@@ -178,6 +178,111 @@ fn material_utility_keeps_the_geese() {
     }
 }
 
+/// The capture outlook against the rules' own moves, on positions of
+/// random games: where the foxes move it is the most geese one of their
+/// jumps takes (1 ply), and 0 where they cannot jump; where the geese move
+/// (2 plies) it is 0 exactly when some goose move leaves no jump, and one
+/// goose or more lost otherwise. More plies never see fewer captures for
+/// the foxes than the first jump gives.
+#[test]
+fn the_capture_outlook_counts_the_jumps_the_rules_allow() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let (mut fox_jumps, mut forks, mut checked) = (0, 0, 0);
+    for _ in 0..40 {
+        let mut g = Game::start_of(Variant::two_foxes());
+        while g.outcome().is_none() && g.ply() < 160 {
+            let p = *g.position();
+            let moves = p.legal_moves();
+            if p.material_outcome().is_none() {
+                checked += 1;
+                match p.side() {
+                    halatafl_rules::Side::Foxes => {
+                        let best = moves
+                            .iter()
+                            .filter(|m| m.is_capture())
+                            .map(|&m| {
+                                let mut next = p;
+                                next.play_unchecked(m);
+                                p.geese().count() as i32 - next.geese().count() as i32
+                            })
+                            .max()
+                            .unwrap_or(0);
+                        assert_eq!(g.capture_outlook(1), best, "{}", p.fen());
+                        assert!(g.capture_outlook(3) >= best, "{}", p.fen());
+                        fox_jumps += usize::from(best > 0);
+                    }
+                    halatafl_rules::Side::Geese => {
+                        let safe = moves.len() > losing_goose_moves(&g).len();
+                        let outlook = g.capture_outlook(2);
+                        assert_eq!(outlook == 0, safe, "{}: {outlook}", p.fen());
+                        assert!(outlook <= 0, "{}", p.fen());
+                        forks += usize::from(!safe && !moves.is_empty());
+                    }
+                }
+            }
+            g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+    }
+    assert!(
+        checked > 1000 && fox_jumps > 50 && forks > 5,
+        "{checked} {fox_jumps} {forks}"
+    );
+    // A game's own count is the default's: nothing.
+    assert_eq!(game(NINE_GEESE).capture_outlook(0), 0);
+}
+
+/// With the capture outlook the material utility counts a goose left to a
+/// jump at once: a search that visits each root move once already
+/// gives every move that leaves a goose en prise a value below 0 for the
+/// geese, and every other move 0 (the uniform evaluator's draws). Without
+/// it, the same search sees nothing: the jump is a ply below its leaves.
+#[test]
+fn the_capture_outlook_sees_a_goose_left_to_a_jump_before_the_tree_does() {
+    let mut g = Game::start_of(Variant::two_foxes());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let losing = loop {
+        let all = g.position().legal_moves();
+        if g.position().side() == halatafl_rules::Side::Geese {
+            let losing = losing_goose_moves(&g);
+            if !losing.is_empty() && losing.len() * 2 <= all.len() {
+                break losing;
+            }
+        }
+        assert!(g.ply() < 20, "no mixed position found");
+        g.play_unchecked(all[rng.random_range(0..all.len())]);
+    };
+    let n = g.position().legal_moves().len() as u32;
+    // No first-play reduction, so that the unvisited moves come first.
+    let with = |capture_plies: u32| MctsConfig {
+        sims: n,
+        fpu_reduction: 0.0,
+        material_utility: 0.3,
+        capture_plies,
+        ..MctsConfig::default()
+    };
+    let mut search = Search::new(g.clone(), with(3), 1);
+    let result = search.run(&UniformEvaluator, n, None, None);
+    let mut seen = 0;
+    for (i, m) in result.moves.iter().enumerate() {
+        if result.visits[i] == 1 {
+            seen += 1;
+            if losing.contains(m) {
+                assert!(result.q[i] < 0.0, "{m}: q {}", result.q[i]);
+            } else {
+                assert!(result.q[i].abs() < 1e-6, "{m}: q {}", result.q[i]);
+            }
+        }
+    }
+    assert!(seen * 2 >= n, "{seen} of {n} moves visited once");
+    let mut plain = Search::new(g.clone(), with(0), 1);
+    let result = plain.run(&UniformEvaluator, n, None, None);
+    for (i, q) in result.q.iter().enumerate() {
+        if result.visits[i] == 1 {
+            assert!(q.abs() < 1e-6, "{}: {q}", result.moves[i]);
+        }
+    }
+}
+
 /// Uniform priors and draws, and one prediction: wherever the foxes' piece
 /// of `marked` stands where that move took it (and not where it came from),
 /// the foxes will lose three of their material before the game ends.

@@ -386,7 +386,7 @@ fn dag_refuses_what_can_draw() {
 }
 
 #[test]
-fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
+fn every_leaf_initialisation_sum_and_plan_gives_the_values_of_minimax() {
     use halatafl_solver::{LeafInit, ProofSum};
     let variant = Variant::two_foxes();
     let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -420,6 +420,21 @@ fn every_leaf_initialisation_and_sum_gives_the_values_of_minimax() {
         .unwrap()
         .with_order(std::sync::Arc::new(HashOrder { salt: 9 })),
     );
+    // The solvers above keep the geese's plan (the default); without it,
+    // and a short step behind an arbitrary order.
+    for (geese_plan, order) in [(0, false), (1, true)] {
+        let solver = Solver::new(SolverConfig {
+            budget_nodes: 400_000,
+            tt_mib: 8,
+            geese_plan,
+            ..SolverConfig::default()
+        })
+        .unwrap();
+        solvers.push(match order {
+            true => solver.with_order(std::sync::Arc::new(HashOrder { salt: 3 })),
+            false => solver,
+        });
+    }
     let mut decided = 0;
     for _ in 0..300 {
         let geese = rng.random_range(9..=11);
