@@ -91,6 +91,15 @@
 //! beyond the search's horizon, not only by those inside it, and a game
 //! expected to cost many geese does not push every line into the flat end
 //! of the tanh. A finished game has nothing left to predict.
+//!
+//! Where the evaluator predicts nothing, `capture_plies` K > 0 gives each
+//! new leaf a prediction of its own: [`SearchGame::capture_outlook`], a
+//! K-ply minimax on material alone (in Two Foxes the foxes' compulsory
+//! jumps against the geese's least-losing replies). A goose left to a jump
+//! just below a leaf then counts as lost at the leaf, not a ply or two
+//! later when the tree reaches the jump: a minimax at the leaves in the
+//! manner of Baier and Winands' MCTS-minimax hybrids (2015, "MCTS-Minimax
+//! Hybrids", IEEE TCIAIG), which help MCTS in games with shallow traps.
 
 use crate::config::{MctsConfig, RootMode};
 use crate::evaluator::{Evaluations, Evaluator, LeafBatch, Wdl};
