@@ -68,9 +68,6 @@ impl ProvingAgent {
         let solver = Solver::new(SolverConfig {
             budget_nodes: nodes,
             tt_mib: PROVING_TABLE_MIB,
-            // The geese's plan was judged on Two Foxes walks; the classic
-            // agents' published error rates were measured without it.
-            geese_plan: 0,
             ..SolverConfig::default()
         })
         .map_err(|e| e.to_string())?;

@@ -68,9 +68,9 @@ pub struct SolverConfig {
     /// that won a position with the same geese before (any foxes) ranks
     /// first and every other move this many ranks lower than the move
     /// order puts it (Kawano's simulation, as a hint: a fox's other move
-    /// seldom changes the geese's plan). 0 turns it off; 6 proved deeper
-    /// on the shipped network's games (experiments/README.md, "the geese's
-    /// plan").
+    /// seldom changes the geese's plan). 0 (off) by default: 6 proved
+    /// deeper on one set of the shipped network's games and not on a fresh
+    /// one (experiments/README.md, "the geese's plan").
     pub geese_plan: u8,
 }
 
@@ -215,7 +215,7 @@ impl Default for SolverConfig {
             forward_width: 0,
             march_budget: 10,
             march_sideways: 2,
-            geese_plan: 6,
+            geese_plan: 0,
         }
     }
 }

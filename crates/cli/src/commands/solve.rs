@@ -134,8 +134,8 @@ pub struct SolveArgs {
     /// df-pn, where the geese prove: at their moves, the move that won a
     /// position with the same geese before (wherever the foxes stood)
     /// ranks first, and every other move K ranks lower than --order puts
-    /// it (0 turns it off). The answers are exact either way.
-    /// docs/solver.md.
+    /// it (0, the default, turns it off). The answers are exact either
+    /// way. docs/solver.md.
     #[arg(long, default_value_t = SolverConfig::default().geese_plan)]
     pub geese_plan: u8,
     /// One position, one thread: a guess at the winner (`foxes` or
