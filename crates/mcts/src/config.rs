@@ -10,11 +10,11 @@ pub enum RootMode {
     Gumbel,
 }
 
-/// Search settings. [`MctsConfig::default`] is the setting for playing
 /// The most plies [`MctsConfig::capture_plies`] may ask for: each goose
 /// turn in it multiplies the work by the geese's twenty-odd moves.
 pub const MAX_CAPTURE_PLIES: u32 = 6;
 
+/// Search settings. [`MctsConfig::default`] is the setting for playing
 /// strength (no noise, best move); [`MctsConfig::self_play`] adds the
 /// exploration self-play needs.
 #[derive(Clone, Debug, PartialEq)]

@@ -787,7 +787,7 @@ impl Solver {
         };
         for (i, (c, &rank)) in children.iter_mut().zip(move_ranks.iter()).enumerate() {
             if c.fresh {
-                // The plan's move ranks first, every other one step lower.
+                // The plan's move ranks first, every other `geese_plan` lower.
                 let rank = match hint {
                     Some(h) if h == i => 0,
                     Some(_) => rank.saturating_add(plan_shift),
