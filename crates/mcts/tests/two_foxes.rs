@@ -99,6 +99,25 @@ fn losing_goose_moves(g: &Game) -> Vec<Move> {
         .collect()
 }
 
+/// Geese to move, far from any end, where a few goose moves leave a goose
+/// en prise (the foxes must take it) and most do not: random plies from the
+/// start until such a position comes up. The position and its losing moves.
+fn mixed_geese_position() -> (Game, Vec<Move>) {
+    let mut g = Game::start_of(Variant::two_foxes());
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    loop {
+        let all = g.position().legal_moves();
+        if g.position().side() == halatafl_rules::Side::Geese {
+            let losing = losing_goose_moves(&g);
+            if !losing.is_empty() && losing.len() * 2 <= all.len() {
+                return (g, losing);
+            }
+        }
+        assert!(g.ply() < 20, "no mixed position found");
+        g.play_unchecked(all[rng.random_range(0..all.len())]);
+    }
+}
+
 #[test]
 fn avoids_immediate_loss() {
     let g = game(NINE_GEESE);
@@ -128,22 +147,7 @@ fn avoids_immediate_loss() {
 /// move of the same position is worth the same 0.
 #[test]
 fn material_utility_keeps_the_geese() {
-    // Geese to move, far from any end: a few goose moves leave a goose en
-    // prise (the foxes must take it), most do not. Random plies from the
-    // start until such a position comes up.
-    let mut g = Game::start_of(Variant::two_foxes());
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let losing = loop {
-        let all = g.position().legal_moves();
-        if g.position().side() == halatafl_rules::Side::Geese {
-            let losing = losing_goose_moves(&g);
-            if !losing.is_empty() && losing.len() * 2 <= all.len() {
-                break losing;
-            }
-        }
-        assert!(g.ply() < 20, "no mixed position found");
-        g.play_unchecked(all[rng.random_range(0..all.len())]);
-    };
+    let (g, losing) = mixed_geese_position();
     let all = g.position().legal_moves();
     assert!(
         !losing.is_empty() && losing.len() < all.len(),
@@ -238,19 +242,7 @@ fn the_capture_outlook_counts_the_jumps_the_rules_allow() {
 /// it, the same search sees nothing: the jump is a ply below its leaves.
 #[test]
 fn the_capture_outlook_sees_a_goose_left_to_a_jump_before_the_tree_does() {
-    let mut g = Game::start_of(Variant::two_foxes());
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let losing = loop {
-        let all = g.position().legal_moves();
-        if g.position().side() == halatafl_rules::Side::Geese {
-            let losing = losing_goose_moves(&g);
-            if !losing.is_empty() && losing.len() * 2 <= all.len() {
-                break losing;
-            }
-        }
-        assert!(g.ply() < 20, "no mixed position found");
-        g.play_unchecked(all[rng.random_range(0..all.len())]);
-    };
+    let (g, losing) = mixed_geese_position();
     let n = g.position().legal_moves().len() as u32;
     // No first-play reduction, so that the unvisited moves come first.
     let with = |capture_plies: u32| MctsConfig {
