@@ -62,7 +62,7 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
     ),
     (
         "captures",
-        "plies of a capture search at each new leaf, 0 to 6: with `material` and no geese-taken head, the geese it takes count as the leaf's prediction (default 0)",
+        "plies of a capture search at each new leaf, 0 to 6, with `material` > 0: where no geese-taken head predicts, the geese it takes count as the leaf's prediction (default 0)",
     ),
 ];
 
@@ -174,6 +174,14 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
         return Err(bad(
             "captures",
             &format!("must be from 0 to {}", crate::MAX_CAPTURE_PLIES),
+        ));
+    }
+    // The capture search acts only through the material utility: without
+    // it the key would be silently ignored.
+    if c.capture_plies > 0 && c.material_utility == 0.0 {
+        return Err(bad(
+            "captures",
+            "counts through the material utility: give `material=m` (m > 0) too",
         ));
     }
     let eval = match spec.params.get("eval").map(String::as_str) {
@@ -309,6 +317,22 @@ mod tests {
         for bad in ["mcts:material=1", "mcts:material=-0.1", "mcts:material=nan"] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains("material"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn captures_need_the_material_utility_and_at_most_six_plies() {
+        let parse = |text: &str| from_spec(&AgentSpec::parse(text, "").unwrap(), &[]);
+        let ok = parse("mcts:material=0.3,captures=3").unwrap().config;
+        assert_eq!((ok.capture_plies, ok.material_utility), (3, 0.3));
+        assert_eq!(parse("mcts:captures=0").unwrap().config.capture_plies, 0);
+        for (bad, why) in [
+            ("mcts:captures=3", "give `material=m`"),
+            ("mcts:material=0.3,captures=7", "from 0 to 6"),
+            ("mcts:material=0.3,captures=-1", "captures"),
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
         }
     }
 
