@@ -88,12 +88,13 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
         0
     }
 
-    /// What the side to move gains in [`SearchGame::material`] over the
-    /// next `plies` plies of a search of captures only (see the
+    /// What the side to move at `leaf` gains in [`SearchGame::material`]
+    /// over the next `plies` plies of a search of captures only (see the
     /// implementation for Two Foxes), for the material utility's
-    /// prediction at a leaf. 0, the default: no prediction.
-    fn capture_outlook(&self, plies: u32) -> i32 {
-        let _ = plies;
+    /// prediction at a leaf the evaluator predicts nothing for. It reads
+    /// the leaf the evaluator got, so it costs nothing where the evaluator
+    /// predicts. 0, the default: no prediction.
+    fn capture_outlook(_leaf: &Self::Leaf, _plies: u32) -> i32 {
         0
     }
 
@@ -112,7 +113,6 @@ fn geese_taken_by_force(p: &Position, plies: u32) -> i32 {
         return 0;
     }
     let moves = p.legal_moves();
-    let geese = p.geese().count() as i32;
     let after = |mv: Move| {
         let mut next = *p;
         next.play_unchecked(mv);
@@ -122,10 +122,7 @@ fn geese_taken_by_force(p: &Position, plies: u32) -> i32 {
         Side::Foxes => moves
             .iter()
             .filter(|mv| mv.is_capture())
-            .map(|&mv| {
-                let next = after(mv);
-                geese - next.geese().count() as i32 + geese_taken_by_force(&next, plies - 1)
-            })
+            .map(|&mv| mv.jumps() as i32 + geese_taken_by_force(&after(mv), plies - 1))
             .max()
             .unwrap_or(0),
         Side::Geese => moves
@@ -224,8 +221,8 @@ impl SearchGame for Game {
     /// search it sees a goose left to a jump, or a fork of two, a ply or
     /// two before the tree does. The geese's turns cost a move generation
     /// per goose move, the foxes' only where they can jump.
-    fn capture_outlook(&self, plies: u32) -> i32 {
-        let p = self.position();
+    fn capture_outlook(leaf: &TwoFoxesLeaf, plies: u32) -> i32 {
+        let p = &leaf.position;
         let taken = geese_taken_by_force(p, plies);
         match p.side() {
             Side::Foxes => taken,

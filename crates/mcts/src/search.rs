@@ -123,10 +123,6 @@ struct PendingLeaf {
     /// What the mover into the leaf gained in material since the root (0
     /// with the material utility off).
     material_gain: i32,
-    /// With the material utility and capture plies on: the leaf's capture
-    /// outlook ([`SearchGame::capture_outlook`]), the prediction used where
-    /// the evaluator gives none.
-    outlook: Option<i32>,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -395,7 +391,6 @@ impl<G: SearchGame> Search<G> {
             path_len: 1,
             counted: false,
             material_gain: 0,
-            outlook: self.capture_outlook(),
         });
         self.paths.push(ROOT);
         1
@@ -456,7 +451,6 @@ impl<G: SearchGame> Search<G> {
                     path_len: self.path.len() as u32,
                     counted: true,
                     material_gain: gain,
-                    outlook: self.capture_outlook(),
                 });
                 self.paths.extend_from_slice(&self.path);
                 self.in_flight += 1;
@@ -504,7 +498,8 @@ impl<G: SearchGame> Search<G> {
             }
             if let Some(change) = evals.material_left(i) {
                 self.tree.set_material_left(p.node, change);
-            } else if let Some(outlook) = p.outlook {
+            } else if let Some(plies) = self.outlook_plies() {
+                let outlook = G::capture_outlook(batch.leaf(i), plies);
                 self.tree.set_material_left(p.node, outlook as f32);
             }
             self.path.clear();
@@ -603,11 +598,11 @@ impl<G: SearchGame> Search<G> {
         so_far as f32 + to_end - expected
     }
 
-    /// The capture outlook of the scratch game's position, where the
-    /// material utility and [`MctsConfig::capture_plies`] are both on.
-    fn capture_outlook(&self) -> Option<i32> {
+    /// The plies of the capture outlook, where the material utility and
+    /// [`MctsConfig::capture_plies`] are both on.
+    fn outlook_plies(&self) -> Option<u32> {
         let plies = self.config.capture_plies;
-        (plies > 0 && self.config.material_utility > 0.0).then(|| self.game.capture_outlook(plies))
+        (plies > 0 && self.config.material_utility > 0.0).then_some(plies)
     }
 
     /// What the mover into the last node of `self.path` gained in material

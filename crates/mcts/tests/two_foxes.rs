@@ -211,13 +211,13 @@ fn the_capture_outlook_counts_the_jumps_the_rules_allow() {
                             })
                             .max()
                             .unwrap_or(0);
-                        assert_eq!(g.capture_outlook(1), best, "{}", p.fen());
-                        assert!(g.capture_outlook(3) >= best, "{}", p.fen());
+                        assert_eq!(Game::capture_outlook(&g.leaf(), 1), best, "{}", p.fen());
+                        assert!(Game::capture_outlook(&g.leaf(), 3) >= best, "{}", p.fen());
                         fox_jumps += usize::from(best > 0);
                     }
                     halatafl_rules::Side::Geese => {
                         let safe = moves.len() > losing_goose_moves(&g).len();
-                        let outlook = g.capture_outlook(2);
+                        let outlook = Game::capture_outlook(&g.leaf(), 2);
                         assert_eq!(outlook == 0, safe, "{}: {outlook}", p.fen());
                         assert!(outlook <= 0, "{}", p.fen());
                         all_lose_one += usize::from(!safe && !moves.is_empty());
@@ -232,7 +232,7 @@ fn the_capture_outlook_counts_the_jumps_the_rules_allow() {
         "{checked} {fox_jumps} {all_lose_one}"
     );
     // No plies, nothing seen.
-    assert_eq!(game(NINE_GEESE).capture_outlook(0), 0);
+    assert_eq!(Game::capture_outlook(&game(NINE_GEESE).leaf(), 0), 0);
 }
 
 /// With the capture outlook the material utility counts a goose left to a

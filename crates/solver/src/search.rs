@@ -766,28 +766,19 @@ impl Solver {
             return;
         }
         let hint = self.plan_hint(or, children);
-        let Some(order) = self.order.clone() else {
-            // No order: the plan's move first, the others as if ranked
-            // `geese_plan` with base 2.
-            if let Some(h) = hint {
-                let factor = rank_factor(2, self.config.geese_plan);
-                for (i, c) in children.iter_mut().enumerate() {
-                    if c.fresh && i != h {
-                        c.pn *= factor;
-                    }
-                }
-            }
-            return;
-        };
         let base = self.config.order_base;
         let plan_shift = self.config.geese_plan;
-        let move_ranks = match &narrowed {
-            Some(ranks) => ranks.as_slice(),
-            None => self.move_ranks(&*order, moves),
+        // Without an order every move ranks 0, and only a plan shapes.
+        let move_ranks = match (&narrowed, self.order.clone()) {
+            (Some(ranks), _) => Some(ranks.as_slice()),
+            (None, Some(order)) => Some(self.move_ranks(&*order, moves)),
+            (None, None) if hint.is_some() => None,
+            (None, None) => return,
         };
-        for (i, (c, &rank)) in children.iter_mut().zip(move_ranks.iter()).enumerate() {
+        for (i, c) in children.iter_mut().enumerate() {
             if c.fresh {
                 // The plan's move ranks first, every other `geese_plan` lower.
+                let rank = move_ranks.map_or(0, |ranks| ranks[i]);
                 let rank = match hint {
                     Some(h) if h == i => 0,
                     Some(_) => rank.saturating_add(plan_shift),
@@ -803,10 +794,16 @@ impl Solver {
         }
     }
 
+    /// Whether the geese's plan acts at the current node: on, the geese
+    /// proving, and (`or`) the prover to move.
+    fn plan_acts(&self, or: bool) -> bool {
+        self.config.geese_plan > 0 && or && self.prover == Side::Geese
+    }
+
     /// The index of the fresh child [`Solver::plan`] names at the current
-    /// position, where the geese prove and move with the plan on.
+    /// position, where the plan acts.
     fn plan_hint(&self, or: bool, children: &[Child]) -> Option<usize> {
-        if !(self.config.geese_plan > 0 && or && self.prover == Side::Geese) {
+        if !self.plan_acts(or) {
             return None;
         }
         let mv = *self.plan.get(&self.game.position().geese().0)?;
@@ -1052,7 +1049,7 @@ impl Solver {
         if pn == 0 {
             self.table.store_proof(&position, self.prover, work);
             dep = INDEPENDENT;
-            if self.config.geese_plan > 0 && or && self.prover == Side::Geese {
+            if self.plan_acts(or) {
                 if self.plan.len() >= ORDER_CACHE_ENTRIES {
                     self.plan.clear();
                 }
