@@ -518,6 +518,14 @@ pub struct SearchSection {
     /// the root, so the foxes prefer lines that take geese and the geese
     /// lines that keep them (see `halatafl_mcts::search`).
     pub material_utility: f32,
+    /// Capture search at each new leaf of self-play's and evaluation's
+    /// searches (0: off; at most [`halatafl_mcts::MAX_CAPTURE_PLIES`]): a
+    /// minimax of this many plies on material alone whose geese lost stand
+    /// in for the network's prediction of the material, so that a goose
+    /// left to a jump counts as lost at the leaf (the `captures=K` agent
+    /// key). Needs `material_utility` > 0; with a geese-taken head the
+    /// head's prediction is used instead.
+    pub capture_plies: u32,
 }
 
 /// The search keys' defaults are the search crate's self-play setting
@@ -545,6 +553,7 @@ impl Default for SearchSection {
             count_reused_visits: m.count_reused_visits,
             moves_left_utility: m.moves_left_utility,
             material_utility: m.material_utility,
+            capture_plies: m.capture_plies,
         }
     }
 }
@@ -602,6 +611,18 @@ impl SearchSection {
             s.material_utility,
             closed_open(0.0, 1.0),
         )?;
+        count(
+            "search.capture_plies",
+            s.capture_plies,
+            0..=halatafl_mcts::MAX_CAPTURE_PLIES,
+        )?;
+        if s.capture_plies > 0 && s.material_utility == 0.0 {
+            return Err(bad(
+                "search.capture_plies",
+                s.capture_plies,
+                "counts through the material utility: set search.material_utility above 0",
+            ));
+        }
         if s.count_reused_visits && s.algorithm == "gumbel" {
             return Err(bad(
                 "search.count_reused_visits",
@@ -1648,6 +1669,8 @@ mod tests {
         ("search.moves_left_utility", "nan"),
         ("search.material_utility", "1.0"),
         ("search.material_utility", "-0.1"),
+        ("search.capture_plies", "7\nmaterial_utility = 0.3"),
+        ("search.capture_plies", "3"),
         ("search.moves_left_utility", "0.05"),
         ("selfplay.games", "0"),
         ("selfplay.concurrent_games", "0"),

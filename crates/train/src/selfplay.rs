@@ -146,6 +146,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         count_reused_visits: s.count_reused_visits,
         moves_left_utility: s.moves_left_utility,
         material_utility: s.material_utility,
+        capture_plies: s.capture_plies,
         ..MctsConfig::default()
     }
 }
