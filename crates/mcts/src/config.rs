@@ -84,6 +84,16 @@ pub struct MctsConfig {
     /// leaf's prediction, so a goose left to a jump counts as lost before
     /// the tree reaches the jump.
     pub capture_plies: u32,
+    /// What a draw is worth to the geese, in (-1, 1); the foxes count it
+    /// at minus that (0: a draw is worth 0 to both, as its result is).
+    /// Every backed-up value becomes `q + v * d` for the player it is
+    /// backed up for, with `d` the value's draw share (1 for a drawn
+    /// game) and `v` this setting for the geese, `-v` for the foxes. In
+    /// Two Foxes a draw is usually the foxes' best result: below 0 the
+    /// geese steer away from repetitions and the foxes toward them.
+    /// Games without the geese ([`crate::SearchGame::geese_to_move`]
+    /// always false) count a draw at `-v` for both sides.
+    pub geese_draw: f32,
 }
 
 impl Default for MctsConfig {
@@ -110,6 +120,7 @@ impl Default for MctsConfig {
             moves_left_utility: 0.0,
             material_utility: 0.0,
             capture_plies: 0,
+            geese_draw: 0.0,
         }
     }
 }

@@ -98,6 +98,13 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
         0
     }
 
+    /// Whether the side to move is the geese, whose draws
+    /// [`crate::MctsConfig::geese_draw`] values. False, the default, for
+    /// games without geese.
+    fn geese_to_move(&self) -> bool {
+        false
+    }
+
     /// The playout policy of [`crate::RolloutEvaluator`]: picks one of the
     /// (non-empty) legal `moves`. Uniformly random unless a game knows better.
     fn playout_move(&self, moves: &[Self::Move], rng: &mut SplitMix64) -> Self::Move {
@@ -221,6 +228,11 @@ impl SearchGame for Game {
     /// search it sees a goose left to a jump, or a fork of two, a ply or
     /// two before the tree does. The geese's turns cost a move generation
     /// per goose move, the foxes' only where they can jump.
+    #[inline]
+    fn geese_to_move(&self) -> bool {
+        self.position().side() == Side::Geese
+    }
+
     fn capture_outlook(leaf: &TwoFoxesLeaf, plies: u32) -> i32 {
         let p = &leaf.position;
         let taken = geese_taken_by_force(p, plies);

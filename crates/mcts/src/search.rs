@@ -100,6 +100,24 @@
 //! later when the tree reaches the jump: a minimax at the leaves in the
 //! manner of Baier and Winands' MCTS-minimax hybrids (2015, "MCTS-Minimax
 //! Hybrids", IEEE TCIAIG), which help MCTS in games with shallow traps.
+//!
+//! # Draw value
+//! With `geese_draw` v != 0 a draw is not worth 0: every value backed up is
+//!
+//! ```text
+//! q' = q + v_p * d
+//! ```
+//!
+//! for the player p it is backed up for, with `d` the value's draw share
+//! (the evaluator's predicted draw probability; 1 for a drawn game) and
+//! `v_p` = v for the geese, -v for the foxes. So the game stays zero-sum
+//! (a draw is worth v to one side and -v to the other) and q' stays in
+//! [-1, 1]; it is applied before the moves-left and material utilities.
+//! This is contempt in the manner of chess engines, tied to a side rather
+//! than to the searching player: in Two Foxes the geese are the side that
+//! wins when play is good, and a threefold repetition is how the foxes save
+//! a lost game, so v < 0 makes the geese avoid repetitions and the foxes
+//! seek them. Proofs and `SearchResult::q` of proven moves stay exact.
 
 use crate::config::{MctsConfig, RootMode};
 use crate::evaluator::{Evaluations, Evaluator, LeafBatch, Wdl};
@@ -123,6 +141,9 @@ struct PendingLeaf {
     /// What the mover into the leaf gained in material since the root (0
     /// with the material utility off).
     material_gain: i32,
+    /// What a draw is worth to the mover into the leaf
+    /// ([`MctsConfig::geese_draw`] or minus it).
+    draw_value: f32,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -384,6 +405,7 @@ impl<G: SearchGame> Search<G> {
         }
         self.tree.nodes[ROOT as usize].set_kind(Kind::Pending);
         let index = batch.push(self.game.leaf(), &self.moves);
+        let draw_value = self.draw_value();
         self.pending.push(PendingLeaf {
             node: ROOT,
             batch_index: index as u32,
@@ -391,6 +413,7 @@ impl<G: SearchGame> Search<G> {
             path_len: 1,
             counted: false,
             material_gain: 0,
+            draw_value,
         });
         self.paths.push(ROOT);
         1
@@ -416,9 +439,10 @@ impl<G: SearchGame> Search<G> {
         }
         let leaf = self.tree.nodes[node as usize];
         let gain = self.material_gain();
+        let draw_value = self.draw_value();
         let step = if leaf.proven() != Proven::Unknown {
             let (q, d) = proven_value(leaf.proven());
-            let q = self.with_utilities(node, q, gain);
+            let q = self.with_utilities(node, q + draw_value * d, gain);
             self.backup(q, d, false);
             self.done += 1;
             Step::Backed
@@ -433,7 +457,7 @@ impl<G: SearchGame> Search<G> {
                 n.set_kind(Kind::Terminal);
                 n.set_proven(proven);
                 let (q, d) = proven_value(proven);
-                let q = self.with_utilities(node, q, gain);
+                let q = self.with_utilities(node, q + draw_value * d, gain);
                 self.backup(q, d, false);
                 self.propagate_proof();
                 self.done += 1;
@@ -451,6 +475,7 @@ impl<G: SearchGame> Search<G> {
                     path_len: self.path.len() as u32,
                     counted: true,
                     material_gain: gain,
+                    draw_value,
                 });
                 self.paths.extend_from_slice(&self.path);
                 self.in_flight += 1;
@@ -507,7 +532,8 @@ impl<G: SearchGame> Search<G> {
                 &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
             );
             // The leaf's value is for its side to move; its node stores the mover's.
-            let q = self.with_utilities(p.node, -value.q(), p.material_gain);
+            let q = -value.q() + p.draw_value * value.draw;
+            let q = self.with_utilities(p.node, q, p.material_gain);
             self.backup(q, value.draw, p.counted);
             if p.counted {
                 self.done += 1;
@@ -596,6 +622,22 @@ impl<G: SearchGame> Search<G> {
             -at_root
         };
         so_far as f32 + to_end - expected
+    }
+
+    /// What a draw is worth to the mover into the node the scratch game is
+    /// at ([`MctsConfig::geese_draw`]: the geese's value, the foxes' minus
+    /// it); its negation is the draw's worth to the side to move there.
+    fn draw_value(&self) -> f32 {
+        let v = self.config.geese_draw;
+        if v == 0.0 {
+            return 0.0;
+        }
+        // The mover into the node is the side not to move there.
+        if self.game.geese_to_move() {
+            -v
+        } else {
+            v
+        }
     }
 
     /// The plies of the capture outlook, where the material utility and
@@ -702,6 +744,8 @@ impl<G: SearchGame> Search<G> {
         if self.config.root == RootMode::Gumbel && node != ROOT {
             return self.select_gumbel(node);
         }
+        // A drawn child is worth the draw value of the side to move here.
+        let draw_q = -self.draw_value();
         let c = &self.config;
         let parent = &self.tree.nodes[node as usize];
         let n_parent = (parent.visits + parent.in_flight as u32) as f32;
@@ -733,7 +777,7 @@ impl<G: SearchGame> Search<G> {
             }
             let n = (ch.visits + ch.in_flight as u32) as f32;
             let q = if proven == Proven::Draw {
-                0.0
+                draw_q
             } else if n == 0.0 {
                 fpu
             } else {
@@ -751,6 +795,7 @@ impl<G: SearchGame> Search<G> {
     /// Fills `self.stats` with the children of `node` as Gumbel sees them.
     fn child_stats(&mut self, node: u32) {
         let vl = self.config.virtual_loss;
+        let draw_q = -self.draw_value();
         self.stats.clear();
         let parent = &self.tree.nodes[node as usize];
         for ch in &self.tree.nodes[parent.children()] {
@@ -759,6 +804,7 @@ impl<G: SearchGame> Search<G> {
             let q = match proven {
                 Proven::Unknown if n > 0 => (ch.value_sum - vl * ch.in_flight as f32) / n as f32,
                 Proven::Unknown => 0.0,
+                Proven::Draw => draw_q,
                 p => proven_value(p).0,
             };
             self.stats.push(ChildStats {

@@ -64,6 +64,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "captures",
         "plies of a capture search at each new leaf, 0 to 6, with `material` > 0: where no geese-taken head predicts, the geese it takes count as the leaf's prediction (default 0)",
     ),
+    (
+        "geese_draw",
+        "what a draw is worth to the geese, above -1 and below 1; the foxes count it at minus that, so below 0 the geese avoid repetitions and the foxes seek them (default 0)",
+    ),
 ];
 
 /// How leaves are evaluated when no network is given.
@@ -184,6 +188,13 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
             "counts through the material utility: give `material=m` (m > 0) too",
         ));
     }
+    c.geese_draw = spec.get_or("geese_draw", c.geese_draw)?;
+    if !(c.geese_draw > -1.0 && c.geese_draw < 1.0) {
+        return Err(bad(
+            "geese_draw",
+            "must be above -1 and below 1 (a draw worth a win or a loss is not a draw)",
+        ));
+    }
     let eval = match spec.params.get("eval").map(String::as_str) {
         None | Some("rollout") => LeafEval::Rollout {
             max_plies: spec.get_or("rollout_plies", 400u32)?,
@@ -250,6 +261,7 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         c.capture_plies != d.capture_plies,
         &c.capture_plies,
     );
+    put("geese_draw", c.geese_draw != d.geese_draw, &c.geese_draw);
     out
 }
 
@@ -294,12 +306,13 @@ mod tests {
             reuse_tree: false,
             material_utility: 0.2,
             capture_plies: 3,
+            geese_draw: -0.25,
             ..MctsConfig::default()
         };
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,geese_draw=-0.25"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
@@ -336,6 +349,20 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_draw_is_worth_less_than_a_win_and_more_than_a_loss() {
+        let parse = |text: &str| from_spec(&AgentSpec::parse(text, "").unwrap(), &[]);
+        assert_eq!(
+            parse("mcts:geese_draw=-0.2").unwrap().config.geese_draw,
+            -0.2
+        );
+        for bad in ["1", "-1", "1.5", "nan", "inf", "x"] {
+            let text = format!("mcts:geese_draw={bad}");
+            let err = parse(&text).unwrap_err().to_string();
+            assert!(err.contains("geese_draw"), "{text}: {err}");
+        }
+    }
+
     /// The defaults the options' help states are the config's own.
     #[test]
     fn the_help_states_the_defaults_of_the_config() {
@@ -363,6 +390,7 @@ mod tests {
             ("reuse", d.reuse_tree.to_string()),
             ("material", d.material_utility.to_string()),
             ("captures", d.capture_plies.to_string()),
+            ("geese_draw", d.geese_draw.to_string()),
         ] {
             assert_eq!(stated(key), value, "{key}");
         }

@@ -761,3 +761,67 @@ fn stop_signal_ends_a_long_search() {
     assert!(d.info.nodes <= 1, "{}", d.info.nodes);
     assert!(g.position().is_legal(d.mv));
 }
+
+/// Uniform priors and an even, drawless value everywhere (win and loss
+/// one half each): only finished games carry a draw share.
+struct NoDraws;
+
+impl Evaluator<Game> for NoDraws {
+    fn evaluate(&self, batch: &LeafBatch<Game>, out: &mut Evaluations) {
+        UniformEvaluator.evaluate(batch, out);
+        for i in 0..batch.len() {
+            out.set_value(i, halatafl_mcts::Wdl::from_q_draw(0.0, 0.0));
+        }
+    }
+}
+
+/// `geese_draw` below 0 makes a threefold repetition worse for the geese
+/// and better for the foxes than the drawless rest: the geese visit their
+/// repeating move less than with the draw valued above 0, the foxes more;
+/// the move's reported value stays the exact 0 of a draw.
+#[test]
+fn the_draw_value_steers_the_geese_from_repetitions_and_the_foxes_to_them() {
+    // The foxes shuffle c7-d7, the geese c3-d3; far apart, nothing to take.
+    // From either side first, the side to move after 7 plies repeats the
+    // start a third time with its 8th.
+    let shuffle = |first: &str, moves: [&'static str; 4]| {
+        let mut g = game(&format!(
+            "F.F/.../......./......./GGG.GGG/GGG/GGG {first} 0"
+        ));
+        for m in moves.iter().cycle().take(7) {
+            g.play_str(m).unwrap();
+        }
+        (g, moves[3])
+    };
+    let geese = shuffle("f", ["c7-d7", "c3-d3", "d7-c7", "d3-c3"]);
+    let foxes = shuffle("g", ["c3-d3", "c7-d7", "d3-c3", "d7-c7"]);
+    for ((g, repeat), geese_to_move) in [(geese, true), (foxes, false)] {
+        let repeat = g.position().parse_move(repeat).unwrap();
+        let mut played = g.clone();
+        played.play(repeat).unwrap();
+        assert!(
+            played.outcome().is_some(),
+            "{repeat:?} must end the game by repetition"
+        );
+        let search = |geese_draw: f32| {
+            let config = MctsConfig {
+                sims: 300,
+                geese_draw,
+                ..MctsConfig::default()
+            };
+            let mut s = Search::new(g.clone(), config, 1);
+            let r = s.run(&NoDraws, 300, None, None);
+            let i = r.moves.iter().position(|&m| m == repeat).unwrap();
+            (r.visits[i], r.q[i], r.proven_moves[i])
+        };
+        let (avoid, q, proven) = search(-0.5);
+        let (seek, _, _) = search(0.5);
+        assert_eq!(proven, Some(Terminal::Draw));
+        assert_eq!(q, 0.0, "a proven draw's value stays exact");
+        if geese_to_move {
+            assert!(avoid < seek, "geese: {avoid} visits at -0.5, {seek} at 0.5");
+        } else {
+            assert!(avoid > seek, "foxes: {avoid} visits at -0.5, {seek} at 0.5");
+        }
+    }
+}
