@@ -526,6 +526,12 @@ pub struct SearchSection {
     /// key). Needs `material_utility` > 0; with a geese-taken head the
     /// head's prediction is used instead.
     pub capture_plies: u32,
+    /// What a draw is worth to the geese in self-play's and evaluation's
+    /// searches, above -1 and below 1 (the foxes count it at minus that;
+    /// 0: a draw is worth 0, as its result is): the `geese_draw=v` agent
+    /// key. Below 0 the geese avoid repetitions and the foxes seek them.
+    /// The value target stays the result.
+    pub geese_draw: f32,
 }
 
 /// The search keys' defaults are the search crate's self-play setting
@@ -554,6 +560,7 @@ impl Default for SearchSection {
             moves_left_utility: m.moves_left_utility,
             material_utility: m.material_utility,
             capture_plies: m.capture_plies,
+            geese_draw: m.geese_draw,
         }
     }
 }
@@ -623,6 +630,8 @@ impl SearchSection {
                 "counts through the material utility: set search.material_utility above 0",
             ));
         }
+        // A draw worth a win or a loss would not be a draw.
+        real("search.geese_draw", s.geese_draw, open_interval(-1.0, 1.0))?;
         if s.count_reused_visits && s.algorithm == "gumbel" {
             return Err(bad(
                 "search.count_reused_visits",
@@ -1371,6 +1380,11 @@ fn closed_open(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
     (Bound::Included(low), Bound::Excluded(high))
 }
 
+/// `(low, high)`.
+fn open_interval(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
+    (Bound::Excluded(low), Bound::Excluded(high))
+}
+
 /// `(low, high]`.
 fn above(low: f64, high: f64) -> (Bound<f64>, Bound<f64>) {
     (Bound::Excluded(low), Bound::Included(high))
@@ -1671,6 +1685,9 @@ mod tests {
         ("search.material_utility", "-0.1"),
         ("search.capture_plies", "7\nmaterial_utility = 0.3"),
         ("search.capture_plies", "3"),
+        ("search.geese_draw", "1.0"),
+        ("search.geese_draw", "-1.0"),
+        ("search.geese_draw", "nan"),
         ("search.moves_left_utility", "0.05"),
         ("selfplay.games", "0"),
         ("selfplay.concurrent_games", "0"),
