@@ -91,8 +91,8 @@ pub struct MctsConfig {
     /// game) and `v` this setting for the geese, `-v` for the foxes. In
     /// Two Foxes a draw is usually the foxes' best result: below 0 the
     /// geese steer away from repetitions and the foxes toward them.
-    /// Games without the geese ([`crate::SearchGame::geese_to_move`]
-    /// always false) count a draw at `-v` for both sides.
+    /// Games without geese ([`crate::SearchGame::geese_to_move`] `None`)
+    /// keep a draw at 0.
     pub geese_draw: f32,
 }
 

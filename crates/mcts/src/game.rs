@@ -99,10 +99,10 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
     }
 
     /// Whether the side to move is the geese, whose draws
-    /// [`crate::MctsConfig::geese_draw`] values. False, the default, for
-    /// games without geese.
-    fn geese_to_move(&self) -> bool {
-        false
+    /// [`crate::MctsConfig::geese_draw`] values. `None`, the default, for
+    /// games without geese: their draws stay worth 0 to both sides.
+    fn geese_to_move(&self) -> Option<bool> {
+        None
     }
 
     /// The playout policy of [`crate::RolloutEvaluator`]: picks one of the
@@ -219,6 +219,11 @@ impl SearchGame for Game {
         }
     }
 
+    #[inline]
+    fn geese_to_move(&self) -> Option<bool> {
+        Some(self.position().side() == Side::Geese)
+    }
+
     /// The geese the foxes take, by force, in the next `plies` plies, from
     /// the foxes' side (minus that for the geese). Jumps are compulsory,
     /// so where the foxes move they take the best of their jumps (or
@@ -228,11 +233,6 @@ impl SearchGame for Game {
     /// search it sees a goose left to a jump, or a fork of two, a ply or
     /// two before the tree does. The geese's turns cost a move generation
     /// per goose move, the foxes' only where they can jump.
-    #[inline]
-    fn geese_to_move(&self) -> bool {
-        self.position().side() == Side::Geese
-    }
-
     fn capture_outlook(leaf: &TwoFoxesLeaf, plies: u32) -> i32 {
         let p = &leaf.position;
         let taken = geese_taken_by_force(p, plies);

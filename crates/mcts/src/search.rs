@@ -633,10 +633,10 @@ impl<G: SearchGame> Search<G> {
             return 0.0;
         }
         // The mover into the node is the side not to move there.
-        if self.game.geese_to_move() {
-            -v
-        } else {
-            v
+        match self.game.geese_to_move() {
+            Some(true) => -v,
+            Some(false) => v,
+            None => 0.0,
         }
     }
 
