@@ -141,9 +141,6 @@ struct PendingLeaf {
     /// What the mover into the leaf gained in material since the root (0
     /// with the material utility off).
     material_gain: i32,
-    /// What a draw is worth to the mover into the leaf
-    /// ([`MctsConfig::geese_draw`] or minus it).
-    draw_value: f32,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -405,7 +402,6 @@ impl<G: SearchGame> Search<G> {
         }
         self.tree.nodes[ROOT as usize].set_kind(Kind::Pending);
         let index = batch.push(self.game.leaf(), &self.moves);
-        let draw_value = self.draw_value();
         self.pending.push(PendingLeaf {
             node: ROOT,
             batch_index: index as u32,
@@ -413,7 +409,6 @@ impl<G: SearchGame> Search<G> {
             path_len: 1,
             counted: false,
             material_gain: 0,
-            draw_value,
         });
         self.paths.push(ROOT);
         1
@@ -439,10 +434,9 @@ impl<G: SearchGame> Search<G> {
         }
         let leaf = self.tree.nodes[node as usize];
         let gain = self.material_gain();
-        let draw_value = self.draw_value();
         let step = if leaf.proven() != Proven::Unknown {
             let (q, d) = proven_value(leaf.proven());
-            let q = self.with_utilities(node, q + draw_value * d, gain);
+            let q = self.with_utilities(node, q + self.draw_value_below(0) * d, gain);
             self.backup(q, d, false);
             self.done += 1;
             Step::Backed
@@ -457,7 +451,7 @@ impl<G: SearchGame> Search<G> {
                 n.set_kind(Kind::Terminal);
                 n.set_proven(proven);
                 let (q, d) = proven_value(proven);
-                let q = self.with_utilities(node, q + draw_value * d, gain);
+                let q = self.with_utilities(node, q + self.draw_value_below(0) * d, gain);
                 self.backup(q, d, false);
                 self.propagate_proof();
                 self.done += 1;
@@ -475,7 +469,6 @@ impl<G: SearchGame> Search<G> {
                     path_len: self.path.len() as u32,
                     counted: true,
                     material_gain: gain,
-                    draw_value,
                 });
                 self.paths.extend_from_slice(&self.path);
                 self.in_flight += 1;
@@ -531,8 +524,10 @@ impl<G: SearchGame> Search<G> {
             self.path.extend_from_slice(
                 &self.paths[p.path_start as usize..(p.path_start + p.path_len) as usize],
             );
-            // The leaf's value is for its side to move; its node stores the mover's.
-            let q = -value.q() + p.draw_value * value.draw;
+            // The leaf's value is for its side to move; its node stores the
+            // mover's. The scratch game is at the root, the leaf below it.
+            let draw_value = self.draw_value_below(self.path.len() - 1);
+            let q = -value.q() + draw_value * value.draw;
             let q = self.with_utilities(p.node, q, p.material_gain);
             self.backup(q, value.draw, p.counted);
             if p.counted {
@@ -624,19 +619,24 @@ impl<G: SearchGame> Search<G> {
         so_far as f32 + to_end - expected
     }
 
-    /// What a draw is worth to the mover into the node the scratch game is
-    /// at ([`MctsConfig::geese_draw`]: the geese's value, the foxes' minus
-    /// it); its negation is the draw's worth to the side to move there.
-    fn draw_value(&self) -> f32 {
+    /// What a draw is worth ([`MctsConfig::geese_draw`]: the geese's
+    /// value, the foxes' minus it) to the mover into a node `plies` below
+    /// the one the scratch game is at: 0 is that node's own mover, 1 the
+    /// side to move there (the mover into its children).
+    fn draw_value_below(&self, plies: usize) -> f32 {
         let v = self.config.geese_draw;
-        if v == 0.0 {
-            return 0.0;
-        }
-        // The mover into the node is the side not to move there.
-        match self.game.geese_to_move() {
+        // The mover into the scratch game's node is the side not to move
+        // there; every ply below flips it.
+        let own = match self.game.geese_to_move() {
+            _ if v == 0.0 => return 0.0,
             Some(true) => -v,
             Some(false) => v,
-            None => 0.0,
+            None => return 0.0,
+        };
+        if plies.is_multiple_of(2) {
+            own
+        } else {
+            -own
         }
     }
 
@@ -744,8 +744,7 @@ impl<G: SearchGame> Search<G> {
         if self.config.root == RootMode::Gumbel && node != ROOT {
             return self.select_gumbel(node);
         }
-        // A drawn child is worth the draw value of the side to move here.
-        let draw_q = -self.draw_value();
+        let draw_q = self.draw_value_below(1);
         let c = &self.config;
         let parent = &self.tree.nodes[node as usize];
         let n_parent = (parent.visits + parent.in_flight as u32) as f32;
@@ -795,7 +794,7 @@ impl<G: SearchGame> Search<G> {
     /// Fills `self.stats` with the children of `node` as Gumbel sees them.
     fn child_stats(&mut self, node: u32) {
         let vl = self.config.virtual_loss;
-        let draw_q = -self.draw_value();
+        let draw_q = self.draw_value_below(1);
         self.stats.clear();
         let parent = &self.tree.nodes[node as usize];
         for ch in &self.tree.nodes[parent.children()] {
