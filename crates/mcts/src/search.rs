@@ -625,18 +625,19 @@ impl<G: SearchGame> Search<G> {
     /// side to move there (the mover into its children).
     fn draw_value_below(&self, plies: usize) -> f32 {
         let v = self.config.geese_draw;
+        if v == 0.0 {
+            return 0.0;
+        }
+        let Some(geese_to_move) = self.game.geese_to_move() else {
+            return 0.0;
+        };
         // The mover into the scratch game's node is the side not to move
         // there; every ply below flips it.
-        let own = match self.game.geese_to_move() {
-            _ if v == 0.0 => return 0.0,
-            Some(true) => -v,
-            Some(false) => v,
-            None => return 0.0,
-        };
-        if plies.is_multiple_of(2) {
-            own
+        let geese_moved_in = geese_to_move == (plies % 2 == 1);
+        if geese_moved_in {
+            v
         } else {
-            -own
+            -v
         }
     }
 
