@@ -84,6 +84,13 @@ pub struct MctsConfig {
     /// leaf's prediction, so a goose left to a jump counts as lost before
     /// the tree reaches the jump.
     pub capture_plies: u32,
+    /// The material utility counts the game's hand-made evaluation
+    /// ([`crate::SearchGame::evaluation`]: in Two Foxes and the classic
+    /// game alpha-beta's, in geese) rather than the material alone, so a
+    /// line gains by what the baseline values (the pen, advance, a closed
+    /// formation, the foxes' room) as well as by the geese it keeps. Needs
+    /// the utility on; a game without an evaluation counts its material.
+    pub material_eval: bool,
     /// What a draw is worth to the geese, in (-1, 1); the foxes count it
     /// at minus that (0: a draw is worth 0 to both, as its result is).
     /// Every backed-up value becomes `q + v * d` for the player it is
@@ -120,6 +127,7 @@ impl Default for MctsConfig {
             moves_left_utility: 0.0,
             material_utility: 0.0,
             capture_plies: 0,
+            material_eval: false,
             geese_draw: 0.0,
         }
     }

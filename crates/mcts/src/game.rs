@@ -6,8 +6,10 @@
 //! the move that leads to it, never a position or a history.
 
 use crate::rng::SplitMix64;
+use halatafl_alphabeta::EvalWeights;
 use halatafl_rules::{Game, Move, Position, Side};
 use std::fmt;
+use std::sync::LazyLock;
 
 /// A finished game from the point of view of the side to move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -88,6 +90,15 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
         0
     }
 
+    /// A hand-made evaluation of the current state for the side to move,
+    /// in the units of [`SearchGame::material`], that the material utility
+    /// counts instead of the material where
+    /// [`crate::MctsConfig::material_eval`] asks it to. `None`, the default:
+    /// the game has none, and the utility counts the material.
+    fn evaluation(&self) -> Option<f32> {
+        None
+    }
+
     /// What the side to move at `leaf` gains in [`SearchGame::material`]
     /// over the next `plies` plies of a search of captures only (see the
     /// implementation for Two Foxes), for the material utility's
@@ -139,6 +150,17 @@ fn geese_taken_by_force(p: &Position, plies: u32) -> i32 {
             .unwrap_or(0),
     }
 }
+
+/// Alpha-beta's weights for [`SearchGame::evaluation`], without the tempo.
+static TWO_FOXES_WEIGHTS: LazyLock<EvalWeights> = LazyLock::new(|| EvalWeights {
+    tempo: 0,
+    ..EvalWeights::default()
+});
+/// The classic game's weights, without the tempo.
+static CLASSIC_WEIGHTS: LazyLock<EvalWeights> = LazyLock::new(|| EvalWeights {
+    tempo: 0,
+    ..EvalWeights::classic()
+});
 
 /// Random tries a goose gets to find a move that leaves no goose en prise.
 const SAFE_GOOSE_TRIES: u32 = 16;
@@ -217,6 +239,22 @@ impl SearchGame for Game {
             Side::Geese => geese,
             Side::Foxes => -geese,
         }
+    }
+
+    /// Alpha-beta's evaluation ([`halatafl_alphabeta::evaluate`], with the
+    /// variant's weights) in geese: the geese on the board as
+    /// [`SearchGame::material`] counts them, plus what the baseline's
+    /// hand-made terms add (geese on the pen, rows advanced, geese left to
+    /// a jump, the foxes' room and mobility). Without the bonus for the side
+    /// to move, which would tell odd plies from even ones by a constant.
+    fn evaluation(&self) -> Option<f32> {
+        let weights = if self.position().variant().has_pen() {
+            &*TWO_FOXES_WEIGHTS
+        } else {
+            &*CLASSIC_WEIGHTS
+        };
+        let score = halatafl_alphabeta::evaluate(self.position(), weights);
+        Some(score as f32 / weights.goose as f32)
     }
 
     #[inline]

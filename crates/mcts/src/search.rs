@@ -92,6 +92,18 @@
 //! expected to cost many geese does not push every line into the flat end
 //! of the tanh. A finished game has nothing left to predict.
 //!
+//! With `material_eval` the count is the game's hand-made evaluation
+//! ([`SearchGame::evaluation`]) instead: in Two Foxes alpha-beta's, in
+//! geese, which adds to the geese on the board what the baseline values
+//! beside them (geese on the pen, rows advanced, geese left to a jump, the
+//! foxes' room). The gain between the root and a leaf is then the change
+//! of that evaluation, for the same player, in the same formula: a line
+//! that advances the geese without losing one is worth a little more to
+//! the geese than one that shuffles, where the network's value cannot
+//! tell them apart. This mixes the baseline's knowledge into the search
+//! as AlphaGo mixed its rollouts' result into the value network's (Silver
+//! et al. 2016, λ = 0.5 there), here through the utility's m.
+//!
 //! Where the evaluator predicts nothing, `capture_plies` K > 0 gives each
 //! new leaf a prediction of its own: [`SearchGame::capture_outlook`], a
 //! K-ply minimax on material alone (in Two Foxes the foxes' compulsory
@@ -140,7 +152,7 @@ struct PendingLeaf {
     counted: bool,
     /// What the mover into the leaf gained in material since the root (0
     /// with the material utility off).
-    material_gain: i32,
+    material_gain: f32,
 }
 
 /// Plies scale S of the moves-left utility: a line 10 plies longer or
@@ -159,6 +171,18 @@ pub const MATERIAL_SCALE: f32 = 4.0;
 /// player; a prediction may make it fractional): see the module docs.
 pub fn material_adjusted(q: f32, gain: f32, utility: f32) -> f32 {
     (1.0 - utility) * q + utility * (gain / MATERIAL_SCALE).tanh()
+}
+
+/// What the material utility counts in `game` for its side to move: the
+/// game's evaluation where [`MctsConfig::material_eval`] asks for it and
+/// the game has one, its material otherwise (0 with the utility off, where
+/// nothing reads it).
+fn material_count<G: SearchGame>(game: &G, config: &MctsConfig) -> f32 {
+    if config.material_utility <= 0.0 {
+        return 0.0;
+    }
+    let evaluation = config.material_eval.then(|| game.evaluation()).flatten();
+    evaluation.unwrap_or_else(|| game.material() as f32)
 }
 
 /// The moves-left utility's adjustment of `q` (for either player) along a
@@ -222,7 +246,7 @@ pub struct Search<G: SearchGame> {
     own_evals: Evaluations,
     /// The root's material for its side to move, kept as the root changes
     /// (read only with the material utility on).
-    root_material: i32,
+    root_material: f32,
 }
 
 impl<G: SearchGame> Search<G> {
@@ -236,7 +260,7 @@ impl<G: SearchGame> Search<G> {
             .copied()
             .unwrap_or_else(|| panic_no_moves::<G>());
         let budget = config.sims;
-        let root_material = game.material();
+        let root_material = material_count(&game, &config);
         let mut tree = Tree::new(dummy);
         tree.track_predictions(config.moves_left_utility > 0.0 || config.material_utility > 0.0);
         Search {
@@ -408,7 +432,7 @@ impl<G: SearchGame> Search<G> {
             path_start: self.paths.len() as u32,
             path_len: 1,
             counted: false,
-            material_gain: 0,
+            material_gain: 0.0,
         });
         self.paths.push(ROOT);
         1
@@ -584,7 +608,7 @@ impl<G: SearchGame> Search<G> {
     /// `q` (for the mover into `node`, the last node of `self.path`) with
     /// the moves-left and material utilities applied (see the module docs);
     /// `so_far` is [`Search::material_gain`] at that node.
-    fn with_utilities(&self, node: u32, q: f32, so_far: i32) -> f32 {
+    fn with_utilities(&self, node: u32, q: f32, so_far: f32) -> f32 {
         let q = self.with_moves_left(node, q);
         let utility = self.config.material_utility;
         if utility > 0.0 {
@@ -602,7 +626,7 @@ impl<G: SearchGame> Search<G> {
     /// is of the final material against the root's expectation, and a
     /// prediction of many captures to come moves lines against each other
     /// instead of pushing every line into the flat end of the tanh.
-    fn material_gain_to_end(&self, node: u32, so_far: i32) -> f32 {
+    fn material_gain_to_end(&self, node: u32, so_far: f32) -> f32 {
         let ended = self.tree.nodes[node as usize].kind() == Kind::Terminal;
         // Predictions are for the side to move at their node: the mover
         // into the node is the other side, the root's side at odd depths.
@@ -616,7 +640,7 @@ impl<G: SearchGame> Search<G> {
         } else {
             -at_root
         };
-        so_far as f32 + to_end - expected
+        so_far + to_end - expected
     }
 
     /// What a draw is worth ([`MctsConfig::geese_draw`]: the geese's
@@ -651,13 +675,13 @@ impl<G: SearchGame> Search<G> {
     /// What the mover into the last node of `self.path` gained in material
     /// since the root, with the scratch game at that node. 0 with the
     /// material utility off, without looking at the game.
-    fn material_gain(&self) -> i32 {
+    fn material_gain(&self) -> f32 {
         if self.config.material_utility <= 0.0 {
-            return 0;
+            return 0.0;
         }
         // The game's count is for its side to move; the mover into the leaf
         // is the other side, and is the root's side to move at odd depths.
-        let at_leaf = -self.game.material();
+        let at_leaf = -material_count(&self.game, &self.config);
         let depth = self.path.len() - 1;
         let at_root = if depth % 2 == 1 {
             self.root_material
@@ -1092,7 +1116,7 @@ impl<G: SearchGame> Search<G> {
             _ => self.tree.reset(mv),
         }
         self.game.play(mv);
-        self.root_material = self.game.material();
+        self.root_material = material_count(&self.game, &self.config);
         self.root_ready = false;
         self.in_flight = 0;
         self.done = 0;
@@ -1104,7 +1128,7 @@ impl<G: SearchGame> Search<G> {
         let mv = self.tree.root().mv;
         self.tree.reset(mv);
         self.game = game;
-        self.root_material = self.game.material();
+        self.root_material = material_count(&self.game, &self.config);
         self.root_ready = false;
         self.in_flight = 0;
         self.done = 0;

@@ -65,6 +65,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "plies of a capture search at each new leaf, 0 to 6, with `material` > 0: where no geese-taken head predicts, the geese it takes count as the leaf's prediction (default 0)",
     ),
     (
+        "material_eval",
+        "`true`: the material utility counts alpha-beta's evaluation, in geese, rather than the geese alone, with `material` > 0 (default false)",
+    ),
+    (
         "geese_draw",
         "what a draw is worth to the geese, above -1 and below 1; the foxes count it at minus that, so below 0 the geese avoid repetitions and the foxes seek them (default 0)",
     ),
@@ -188,6 +192,13 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
             "counts through the material utility: give `material=m` (m > 0) too",
         ));
     }
+    c.material_eval = spec.get_or("material_eval", c.material_eval)?;
+    if c.material_eval && c.material_utility == 0.0 {
+        return Err(bad(
+            "material_eval",
+            "counts through the material utility: give `material=m` (m > 0) too",
+        ));
+    }
     c.geese_draw = spec.get_or("geese_draw", c.geese_draw)?;
     if !(c.geese_draw > -1.0 && c.geese_draw < 1.0) {
         return Err(bad(
@@ -261,6 +272,11 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         c.capture_plies != d.capture_plies,
         &c.capture_plies,
     );
+    put(
+        "material_eval",
+        c.material_eval != d.material_eval,
+        &c.material_eval,
+    );
     put("geese_draw", c.geese_draw != d.geese_draw, &c.geese_draw);
     out
 }
@@ -306,13 +322,14 @@ mod tests {
             reuse_tree: false,
             material_utility: 0.2,
             capture_plies: 3,
+            material_eval: true,
             geese_draw: -0.25,
             ..MctsConfig::default()
         };
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,geese_draw=-0.25"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,material_eval=true,geese_draw=-0.25"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
@@ -334,15 +351,21 @@ mod tests {
     }
 
     #[test]
-    fn captures_need_the_material_utility_and_at_most_six_plies() {
+    fn captures_and_the_evaluation_need_the_material_utility() {
         let parse = |text: &str| from_spec(&AgentSpec::parse(text, "").unwrap(), &[]);
         let ok = parse("mcts:material=0.3,captures=3").unwrap().config;
         assert_eq!((ok.capture_plies, ok.material_utility), (3, 0.3));
         assert_eq!(parse("mcts:captures=0").unwrap().config.capture_plies, 0);
+        let ok = parse("mcts:material=0.3,material_eval=true")
+            .unwrap()
+            .config;
+        assert!(ok.material_eval);
         for (bad, why) in [
             ("mcts:captures=3", "give `material=m`"),
             ("mcts:material=0.3,captures=7", "from 0 to 6"),
             ("mcts:material=0.3,captures=-1", "captures"),
+            ("mcts:material_eval=true", "give `material=m`"),
+            ("mcts:material=0.3,material_eval=2", "material_eval"),
         ] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
@@ -390,6 +413,7 @@ mod tests {
             ("reuse", d.reuse_tree.to_string()),
             ("material", d.material_utility.to_string()),
             ("captures", d.capture_plies.to_string()),
+            ("material_eval", d.material_eval.to_string()),
             ("geese_draw", d.geese_draw.to_string()),
         ] {
             assert_eq!(stated(key), value, "{key}");

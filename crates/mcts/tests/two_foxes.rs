@@ -182,6 +182,83 @@ fn material_utility_keeps_the_geese() {
     }
 }
 
+/// The evaluation the material utility may count is alpha-beta's, in
+/// geese, for the side to move, without its bonus for moving: on positions
+/// of random games, both variants.
+#[test]
+fn the_evaluation_is_alpha_betas_in_geese_without_the_tempo() {
+    use halatafl_alphabeta::{evaluate, EvalWeights};
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for (variant, weights) in [
+        (Variant::two_foxes(), EvalWeights::default()),
+        (Variant::classic(13, false).unwrap(), EvalWeights::classic()),
+    ] {
+        let weights = EvalWeights {
+            tempo: 0,
+            ..weights
+        };
+        let mut checked = 0;
+        for _ in 0..20 {
+            let mut g = Game::start_of(variant);
+            for _ in 0..40 {
+                let moves = g.position().legal_moves();
+                if moves.is_empty() || g.outcome().is_some() {
+                    break;
+                }
+                let expected = evaluate(g.position(), &weights) as f32 / 100.0;
+                assert_eq!(SearchGame::evaluation(&g), Some(expected));
+                checked += 1;
+                g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 200, "{checked} positions");
+    }
+}
+
+/// With `material_eval` the utility counts the change of the evaluation:
+/// with a value that says nothing (the uniform evaluator's draws) and one
+/// visit per root move (a first-play urgency above every visited move),
+/// each move's q is `m tanh(gain / 4)` with `gain` what the move changed
+/// the geese's evaluation by. The material alone sees nothing there (no
+/// goose move takes a goose), and neither does the count without the key.
+#[test]
+fn material_eval_counts_the_evaluations_change() {
+    let (g, _) = mixed_geese_position();
+    let n = g.position().legal_moves().len() as u32;
+    let with = |material_eval: bool| MctsConfig {
+        sims: n,
+        fpu_reduction: -3.0,
+        material_utility: 0.3,
+        material_eval,
+        ..MctsConfig::default()
+    };
+    let root = SearchGame::evaluation(&g).unwrap();
+    let mut search = Search::new(g.clone(), with(true), 1);
+    let result = search.run(&UniformEvaluator, n, None, None);
+    assert!(result.visits.iter().all(|&v| v == 1), "{:?}", result.visits);
+    let mut gains = Vec::new();
+    for (i, &mv) in result.moves.iter().enumerate() {
+        let mut after = g.clone();
+        after.play_unchecked(mv);
+        // The evaluation is for the side to move: the foxes after the move.
+        let gain = -SearchGame::evaluation(&after).unwrap() - root;
+        let expected = 0.3 * (gain / 4.0).tanh();
+        assert!(
+            (result.q[i] - expected).abs() < 1e-5,
+            "{mv}: q {} against {expected}",
+            result.q[i]
+        );
+        gains.push(gain);
+    }
+    assert!(
+        gains.iter().any(|&x| x > 0.0) && gains.iter().any(|&x| x < 0.0),
+        "the position's moves should both raise and lower the evaluation: {gains:?}"
+    );
+    let mut plain = Search::new(g.clone(), with(false), 1);
+    let result = plain.run(&UniformEvaluator, n, None, None);
+    assert!(result.q.iter().all(|q| q.abs() < 1e-6), "{:?}", result.q);
+}
+
 /// The capture outlook against the rules' own moves, on positions of
 /// random games: where the foxes move it is the most geese one of their
 /// jumps takes (1 ply), and 0 where they cannot jump; where the geese move

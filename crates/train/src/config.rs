@@ -526,6 +526,11 @@ pub struct SearchSection {
     /// key). Needs `material_utility` > 0; with a geese-taken head the
     /// head's prediction is used instead.
     pub capture_plies: u32,
+    /// The material utility of self-play's and evaluation's searches counts
+    /// alpha-beta's evaluation, in geese, rather than the geese alone (the
+    /// `material_eval=true` agent key; see `halatafl_mcts::search`). Needs
+    /// `material_utility` > 0.
+    pub material_eval: bool,
     /// What a draw is worth to the geese in self-play's and evaluation's
     /// searches, above -1 and below 1 (the foxes count it at minus that;
     /// 0: a draw is worth 0, as its result is): the `geese_draw=v` agent
@@ -560,6 +565,7 @@ impl Default for SearchSection {
             moves_left_utility: m.moves_left_utility,
             material_utility: m.material_utility,
             capture_plies: m.capture_plies,
+            material_eval: m.material_eval,
             geese_draw: m.geese_draw,
         }
     }
@@ -627,6 +633,13 @@ impl SearchSection {
             return Err(bad(
                 "search.capture_plies",
                 s.capture_plies,
+                "counts through the material utility: set search.material_utility above 0",
+            ));
+        }
+        if s.material_eval && s.material_utility == 0.0 {
+            return Err(bad(
+                "search.material_eval",
+                s.material_eval,
                 "counts through the material utility: set search.material_utility above 0",
             ));
         }
@@ -1685,6 +1698,7 @@ mod tests {
         ("search.material_utility", "-0.1"),
         ("search.capture_plies", "7\nmaterial_utility = 0.3"),
         ("search.capture_plies", "3"),
+        ("search.material_eval", "true"),
         ("search.geese_draw", "1.0"),
         ("search.geese_draw", "-1.0"),
         ("search.geese_draw", "nan"),

@@ -147,6 +147,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         moves_left_utility: s.moves_left_utility,
         material_utility: s.material_utility,
         capture_plies: s.capture_plies,
+        material_eval: s.material_eval,
         geese_draw: s.geese_draw,
         ..MctsConfig::default()
     }
