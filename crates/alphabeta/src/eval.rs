@@ -31,7 +31,7 @@
 //! advancing is worth less (the geese lose when they run out of moves).
 
 use halatafl_rules::geometry::{Direction, Geometry};
-use halatafl_rules::{Bitboard, Position, Side, PEN};
+use halatafl_rules::{Bitboard, Position, Side, Variant, PEN};
 
 /// Weights of the evaluation terms, in centi-geese (a goose is worth 100).
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +97,17 @@ impl Default for EvalWeights {
 }
 
 impl EvalWeights {
+    /// The weights a `variant` is evaluated with by default:
+    /// [`EvalWeights::classic`] for the classic game, the defaults for Two
+    /// Foxes (what [`crate::SearchConfig`]'s defaults hold).
+    pub fn for_variant(variant: Variant) -> EvalWeights {
+        if variant.is_classic() {
+            EvalWeights::classic()
+        } else {
+            EvalWeights::default()
+        }
+    }
+
     /// The classic game's weights: the defaults with advance worth less and
     /// the fox's room worth more (trapping the fox is the geese's only win).
     pub fn classic() -> EvalWeights {
@@ -216,7 +227,6 @@ pub fn evaluate(p: &Position, w: &EvalWeights) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use halatafl_rules::Variant;
 
     fn pos(fen: &str) -> Position {
         Position::from_fen(fen, Variant::two_foxes()).unwrap()

@@ -138,11 +138,7 @@ impl MoveOrder for EvalOrder {
     fn scores(&self, position: &Position, moves: &[Move], scores: &mut Vec<f32>) {
         scores.clear();
         let mover = position.side();
-        let weights = if position.variant().is_classic() {
-            EvalWeights::classic()
-        } else {
-            EvalWeights::default()
-        };
+        let weights = EvalWeights::for_variant(position.variant());
         for &mv in moves {
             let mut child = *position;
             child.play_unchecked(mv);

@@ -9,7 +9,6 @@ use crate::rng::SplitMix64;
 use halatafl_alphabeta::EvalWeights;
 use halatafl_rules::{Game, Move, Position, Side};
 use std::fmt;
-use std::sync::LazyLock;
 
 /// A finished game from the point of view of the side to move.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -151,17 +150,6 @@ fn geese_taken_by_force(p: &Position, plies: u32) -> i32 {
     }
 }
 
-/// Alpha-beta's weights for [`SearchGame::evaluation`], without the tempo.
-static TWO_FOXES_WEIGHTS: LazyLock<EvalWeights> = LazyLock::new(|| EvalWeights {
-    tempo: 0,
-    ..EvalWeights::default()
-});
-/// The classic game's weights, without the tempo.
-static CLASSIC_WEIGHTS: LazyLock<EvalWeights> = LazyLock::new(|| EvalWeights {
-    tempo: 0,
-    ..EvalWeights::classic()
-});
-
 /// Random tries a goose gets to find a move that leaves no goose en prise.
 const SAFE_GOOSE_TRIES: u32 = 16;
 
@@ -248,12 +236,8 @@ impl SearchGame for Game {
     /// a jump, the foxes' room and mobility). Without the bonus for the side
     /// to move, which would tell odd plies from even ones by a constant.
     fn evaluation(&self) -> Option<f32> {
-        let weights = if self.position().variant().has_pen() {
-            &*TWO_FOXES_WEIGHTS
-        } else {
-            &*CLASSIC_WEIGHTS
-        };
-        let score = halatafl_alphabeta::evaluate(self.position(), weights);
+        let weights = EvalWeights::for_variant(self.position().variant());
+        let score = halatafl_alphabeta::evaluate(self.position(), &weights) - weights.tempo;
         Some(score as f32 / weights.goose as f32)
     }
 

@@ -184,20 +184,19 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
             &format!("must be from 0 to {}", crate::MAX_CAPTURE_PLIES),
         ));
     }
-    // The capture search acts only through the material utility: without
-    // it the key would be silently ignored.
-    if c.capture_plies > 0 && c.material_utility == 0.0 {
-        return Err(bad(
-            "captures",
-            "counts through the material utility: give `material=m` (m > 0) too",
-        ));
-    }
     c.material_eval = spec.get_or("material_eval", c.material_eval)?;
-    if c.material_eval && c.material_utility == 0.0 {
-        return Err(bad(
-            "material_eval",
-            "counts through the material utility: give `material=m` (m > 0) too",
-        ));
+    // The capture search and the evaluation act only through the material
+    // utility: without it either key would be silently ignored.
+    for (key, on) in [
+        ("captures", c.capture_plies > 0),
+        ("material_eval", c.material_eval),
+    ] {
+        if on && c.material_utility == 0.0 {
+            return Err(bad(
+                key,
+                "counts through the material utility: give `material=m` (m > 0) too",
+            ));
+        }
     }
     c.geese_draw = spec.get_or("geese_draw", c.geese_draw)?;
     if !(c.geese_draw > -1.0 && c.geese_draw < 1.0) {

@@ -629,19 +629,26 @@ impl SearchSection {
             s.capture_plies,
             0..=halatafl_mcts::MAX_CAPTURE_PLIES,
         )?;
-        if s.capture_plies > 0 && s.material_utility == 0.0 {
-            return Err(bad(
+        // Both act only through the material utility.
+        for (key, on, value) in [
+            (
                 "search.capture_plies",
-                s.capture_plies,
-                "counts through the material utility: set search.material_utility above 0",
-            ));
-        }
-        if s.material_eval && s.material_utility == 0.0 {
-            return Err(bad(
+                s.capture_plies > 0,
+                s.capture_plies.to_string(),
+            ),
+            (
                 "search.material_eval",
                 s.material_eval,
-                "counts through the material utility: set search.material_utility above 0",
-            ));
+                s.material_eval.to_string(),
+            ),
+        ] {
+            if on && s.material_utility == 0.0 {
+                return Err(bad(
+                    key,
+                    value,
+                    "counts through the material utility: set search.material_utility above 0",
+                ));
+            }
         }
         // A draw worth a win or a loss would not be a draw.
         real("search.geese_draw", s.geese_draw, open_interval(-1.0, 1.0))?;
