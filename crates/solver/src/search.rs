@@ -133,6 +133,16 @@ pub enum LeafInit {
     /// side is closest to winning. See [`goal_distance`].
     #[default]
     Distance,
+    /// [`LeafInit::Distance`] with the geese's shut-in estimate taken from
+    /// the foxes' region, not their next moves: the empty points the foxes
+    /// could reach by steps and jumps if the geese stood still
+    /// ([`fox_region`]). A fox in a pocket of two empty points has one or
+    /// two moves whichever goose moves, so the distance start gives every
+    /// goose move the same estimate and the search goes wide; the region
+    /// shrinks with each goose move that closes the pocket and jumps to the
+    /// cap with one that opens a way out, so the nodes go first to the
+    /// moves that close it. See [`goal_distance_with`].
+    Region,
 }
 
 impl std::str::FromStr for LeafInit {
@@ -145,6 +155,7 @@ impl std::str::FromStr for LeafInit {
             &[
                 ("mobility", LeafInit::Mobility),
                 ("distance", LeafInit::Distance),
+                ("region", LeafInit::Region),
             ],
         )
     }
@@ -160,6 +171,15 @@ impl std::str::FromStr for LeafInit {
 /// both foxes at once). Any positive estimate keeps df-pn exact; a good
 /// one only spends the nodes where a proof is nearer.
 pub fn goal_distance(p: &Position, side: Side) -> u64 {
+    goal_distance_with(p, side, LeafInit::Distance)
+}
+
+/// [`goal_distance`] with the geese's shut-in estimate of `init`: the
+/// foxes' region for [`LeafInit::Region`] (the empty points they could
+/// reach, [`fox_region`]), half their steps and jumps otherwise; with
+/// `Region` the pen counts only while no fox holds a point of it. The
+/// foxes' estimate is the same for both.
+pub fn goal_distance_with(p: &Position, side: Side, init: LeafInit) -> u64 {
     let v = p.variant();
     let geese = u64::from(p.geese().count());
     let d = match side {
@@ -168,9 +188,21 @@ pub fn goal_distance(p: &Position, side: Side) -> u64 {
             geese.saturating_sub(minimum - 1)
         }
         Side::Geese => {
-            let shut = fox_freedom(p).div_ceil(2);
+            let shut = match init {
+                LeafInit::Region => fox_region(p),
+                _ => fox_freedom(p).div_ceil(2),
+            };
             if v.has_pen() {
-                let pen = u64::from(9 - (p.geese() & halatafl_rules::PEN).count());
+                let mut pen = u64::from(9 - (p.geese() & halatafl_rules::PEN).count());
+                if init == LeafInit::Region && (p.foxes() & halatafl_rules::PEN).count() > 0 {
+                    // A fox on a pen point must step off it before a goose
+                    // can fill it, and only the foxes choose when: the
+                    // geese cannot count on the pen while a fox holds a
+                    // point of it (with the geese one point short and a fox
+                    // shut in on it, the pen count alone would call every
+                    // position one move from the end). The region decides.
+                    pen = 8;
+                }
                 pen.min(shut)
             } else {
                 shut
@@ -178,6 +210,39 @@ pub fn goal_distance(p: &Position, side: Side) -> u64 {
         }
     };
     d.clamp(1, 8)
+}
+
+/// The empty points the foxes could reach, whoever is to move, if the
+/// geese stood still: steps to empty points and jumps over a goose to an
+/// empty point, from each fox and from every point reached (the jumped
+/// goose is not taken off, so a chain counts only landings a real one could
+/// reach over geese still standing). 0 for foxes shut in. Counted up to the
+/// cap of the estimates it feeds: beyond eight points the count says
+/// nothing more.
+pub fn fox_region(p: &Position) -> u64 {
+    use halatafl_rules::geometry::{Geometry, NO_POINT};
+    let g = Geometry::get(p.variant().corner_links);
+    let (empty, geese) = (p.empty().0, p.geese().0);
+    let mut seen = 0u64;
+    let mut stack: Vec<usize> = p.foxes().map(|f| f.index()).collect();
+    while let Some(i) = stack.pop() {
+        let mut next = g.adjacent[i].0 & empty & !seen;
+        for d in 0..8 {
+            let (over, land) = (g.jump_over[d][i], g.jump_land[d][i]);
+            if over != NO_POINT && geese >> over & 1 == 1 && empty >> land & 1 == 1 {
+                next |= (1u64 << land) & !seen;
+            }
+        }
+        seen |= next;
+        if seen.count_ones() > 8 {
+            break;
+        }
+        while next != 0 {
+            stack.push(next.trailing_zeros() as usize);
+            next &= next - 1;
+        }
+    }
+    u64::from(seen.count_ones())
 }
 
 /// The foxes' steps and jumps (each jump counted once, chains not
@@ -920,9 +985,9 @@ impl Solver {
             Known::Missing => {
                 let (h_pn, h_dn) = match self.config.init {
                     LeafInit::Mobility => (1, 1),
-                    LeafInit::Distance => (
-                        goal_distance(p, self.prover),
-                        goal_distance(p, self.prover.other()),
+                    init => (
+                        goal_distance_with(p, self.prover, init),
+                        goal_distance_with(p, self.prover.other(), init),
                     ),
                 };
                 // The restricted search's geese try at most their width.
@@ -1113,7 +1178,10 @@ mod tests {
         assert_eq!("weak".parse(), Ok(ProofSum::Weak));
         assert_eq!(
             "x".parse::<LeafInit>(),
-            Err("unknown leaf initialisation `x`: expected `mobility` or `distance`".into())
+            Err(
+                "unknown leaf initialisation `x`: expected `mobility` or `distance` or `region`"
+                    .into()
+            )
         );
         assert_eq!(
             "heavy".parse::<ProofSum>(),
@@ -1165,5 +1233,42 @@ mod tests {
         let few =
             Position::from_fen(".../.../..FG.../....G../......./G../..G f 0", classic).unwrap();
         assert_eq!(goal_distance(&few, Side::Foxes), 1);
+    }
+
+    #[test]
+    fn the_region_start_counts_the_points_a_fox_could_reach_and_a_fox_on_the_pen() {
+        let two_foxes = Variant::two_foxes();
+        let at = |fen: &str| Position::from_fen(fen, two_foxes).unwrap();
+        let region = |p: &Position| goal_distance_with(p, Side::Geese, LeafInit::Region);
+        // A real game's pocket (the shipped network's foxes against
+        // alpha-beta's geese, 10 plies before they were shut in): the fox
+        // on d7 cannot move, the one on b3 can reach a3 and a4 and no jump.
+        // The geese's pen lacks one point, d7, which the fox holds: the
+        // distance start calls the geese one move from winning here and
+        // after every goose move; the region start leaves the pen out and
+        // says two.
+        let pocket = at("GFG/GGG/GGGGGGG/.GGG.G./.FGG.../.G./... f 22");
+        assert_eq!(fox_region(&pocket), 2);
+        assert_eq!(goal_distance(&pocket, Side::Geese), 1);
+        assert_eq!(region(&pocket), 2);
+        // With a goose on a4 the pocket is one point, a3.
+        let closed = at("GFG/GGG/GGGGGGG/GGGG.G./.FGG.../.G./... f 22");
+        assert_eq!(fox_region(&closed), 1);
+        assert_eq!(region(&closed), 1);
+        // The goose on d3 steps sideways to e3: the fox on b3 can jump c3
+        // to d3, and from there the board is open: the region passes the
+        // cap.
+        let opened = at("GFG/GGG/GGGGGGG/.GGG.G./.FG.G../.G./... f 22");
+        assert!(fox_region(&opened) > 8);
+        assert_eq!(region(&opened), 8);
+        // Shut in: the fox on a4 has no step and no jump (b3-c2 is not a
+        // line: b2 is not a point).
+        let shut = at("GFG/GGG/GGGGGGG/FGGG.G./GG.G.../.../... f 0");
+        assert_eq!(fox_region(&shut), 0);
+        // The start: the foxes roam, the pen is empty; both estimates cap.
+        let start = Position::start(two_foxes);
+        assert!(fox_region(&start) > 8);
+        assert_eq!(region(&start), 8);
+        assert_eq!(goal_distance_with(&start, Side::Foxes, LeafInit::Region), 8);
     }
 }

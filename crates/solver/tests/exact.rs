@@ -395,6 +395,7 @@ fn every_leaf_initialisation_sum_and_plan_gives_the_values_of_minimax() {
         (LeafInit::Distance, ProofSum::Standard),
         (LeafInit::Mobility, ProofSum::Weak),
         (LeafInit::Distance, ProofSum::Weak),
+        (LeafInit::Region, ProofSum::Standard),
     ]
     .into_iter()
     .map(|(init, sum)| {

@@ -80,7 +80,9 @@ pub struct SolveArgs {
     pub threads: usize,
     /// df-pn: how new leaves' proof numbers start: `distance` (mobility
     /// times each side's distance to its goal: geese to take, pen points to
-    /// fill; the default) or `mobility` (plain df-pn). docs/solver.md.
+    /// fill; the default), `region` (the same, with the geese's shut-in
+    /// estimate from the empty points the foxes could reach) or `mobility`
+    /// (plain df-pn). docs/solver.md.
     #[arg(long, default_value = "distance")]
     pub init: halatafl_solver::LeafInit,
     /// df-pn: what ranks the mover's moves, so that a new leaf's own number
