@@ -223,24 +223,25 @@ pub fn fox_region(p: &Position) -> u64 {
     use halatafl_rules::geometry::{Geometry, NO_POINT};
     let g = Geometry::get(p.variant().corner_links);
     let (empty, geese) = (p.empty().0, p.geese().0);
+    // Points still to expand, as a bitboard: no allocation at a leaf.
+    let mut frontier = p.foxes().0;
     let mut seen = 0u64;
-    let mut stack: Vec<usize> = p.foxes().map(|f| f.index()).collect();
-    while let Some(i) = stack.pop() {
-        let mut next = g.adjacent[i].0 & empty & !seen;
+    while frontier != 0 {
+        let i = frontier.trailing_zeros() as usize;
+        frontier &= frontier - 1;
+        let mut next = g.adjacent[i].0 & empty;
         for d in 0..8 {
             let (over, land) = (g.jump_over[d][i], g.jump_land[d][i]);
             if over != NO_POINT && geese >> over & 1 == 1 && empty >> land & 1 == 1 {
-                next |= (1u64 << land) & !seen;
+                next |= 1u64 << land;
             }
         }
+        next &= !seen;
         seen |= next;
         if seen.count_ones() > 8 {
             break;
         }
-        while next != 0 {
-            stack.push(next.trailing_zeros() as usize);
-            next &= next - 1;
-        }
+        frontier |= next;
     }
     u64::from(seen.count_ones())
 }
