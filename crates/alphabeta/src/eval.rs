@@ -120,23 +120,6 @@ impl EvalWeights {
     }
 }
 
-/// Empty points reachable from `from` by steps through empty points.
-#[inline]
-pub fn reachable(g: &Geometry, from: Bitboard, empty: Bitboard) -> Bitboard {
-    let mut reach = from;
-    loop {
-        let mut next = reach;
-        for d in 0..8 {
-            let delta = Direction::from_index(d as u8).delta();
-            next |= (reach & g.has_line[d]).shift(delta) & empty;
-        }
-        if next == reach {
-            return reach & empty;
-        }
-        reach = next;
-    }
-}
-
 /// Points whose neighbour in direction `d` lies in `set` (along a line).
 #[inline]
 fn neighbour_in(g: &Geometry, set: Bitboard, d: usize) -> Bitboard {
@@ -214,7 +197,7 @@ pub fn evaluate(p: &Position, w: &EvalWeights) -> i32 {
         }
     }
     score -= w.fox_mobility * mobility;
-    score -= w.fox_territory * reachable(g, foxes, empty).count() as i32;
+    score -= w.fox_territory * g.reachable(foxes, empty, Bitboard::EMPTY).count() as i32;
     score += w.trapped_fox * trapped;
 
     let for_mover = match p.side() {

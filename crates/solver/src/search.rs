@@ -214,36 +214,12 @@ pub fn goal_distance_with(p: &Position, side: Side, init: LeafInit) -> u64 {
 
 /// The empty points the foxes could reach, whoever is to move, if the
 /// geese stood still: steps to empty points and jumps over a goose to an
-/// empty point, from each fox and from every point reached (the jumped
-/// goose is not taken off, so a chain counts only landings a real one could
-/// reach over geese still standing). 0 for foxes shut in. Counted up to the
-/// cap of the estimates it feeds: beyond eight points the count says
-/// nothing more.
+/// empty point, from each fox and from every point reached
+/// ([`Geometry::reachable`](halatafl_rules::geometry::Geometry::reachable)
+/// over the geese). 0 for foxes shut in.
 pub fn fox_region(p: &Position) -> u64 {
-    use halatafl_rules::geometry::{Geometry, NO_POINT};
-    let g = Geometry::get(p.variant().corner_links);
-    let (empty, geese) = (p.empty().0, p.geese().0);
-    // Points still to expand, as a bitboard: no allocation at a leaf.
-    let mut frontier = p.foxes().0;
-    let mut seen = 0u64;
-    while frontier != 0 {
-        let i = frontier.trailing_zeros() as usize;
-        frontier &= frontier - 1;
-        let mut next = g.adjacent[i].0 & empty;
-        for d in 0..8 {
-            let (over, land) = (g.jump_over[d][i], g.jump_land[d][i]);
-            if over != NO_POINT && geese >> over & 1 == 1 && empty >> land & 1 == 1 {
-                next |= 1u64 << land;
-            }
-        }
-        next &= !seen;
-        seen |= next;
-        if seen.count_ones() > 8 {
-            break;
-        }
-        frontier |= next;
-    }
-    u64::from(seen.count_ones())
+    let g = halatafl_rules::geometry::Geometry::get(p.variant().corner_links);
+    u64::from(g.reachable(p.foxes(), p.empty(), p.geese()).count())
 }
 
 /// The foxes' steps and jumps (each jump counted once, chains not
