@@ -22,12 +22,13 @@ opponent's) is the fairer probe.
 
 Standard library only:
 `python3 scripts/value-probe.py HALATAFL CKPT GAMES.csv PREFIX [CORE]`
-(PREFIX e.g. `net` or `selfplay`; CORE: the CPU pinned with `taskset`).
+(PREFIX e.g. `net` or `selfplay`; CORE, if given: the CPU to pin the
+engine to with `taskset`).
 """
 import csv, statistics, subprocess, sys
 
 binary, ckpt, games_csv, prefix = sys.argv[1:5]
-core = sys.argv[5] if len(sys.argv) > 5 else '0'
+core = sys.argv[5] if len(sys.argv) > 5 else None
 games = [row for row in csv.DictReader(open(games_csv)) if row['foxes'].startswith(prefix)]
 if not games:
     sys.exit(f"{games_csv}: no game whose foxes column starts with `{prefix}`")
@@ -54,7 +55,8 @@ for row in games:
             probes.append(('ply', k, lost, moves[:k]))
 
 commands = ''.join(f"newgame\nposition startpos moves {' '.join(m)}\ngo sims 1\n" for *_, m in probes)
-out = subprocess.run(['taskset', '-c', core, binary, 'engine', '--agent', f'net:ckpt={ckpt},sims=1'],
+pin = ['taskset', '-c', core] if core is not None else []
+out = subprocess.run(pin + [binary, 'engine', '--agent', f'net:ckpt={ckpt},sims=1'],
                      input=commands + 'quit\n', capture_output=True, text=True)
 answers, current = [], {}
 for line in out.stdout.splitlines():

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, read_csv, scratch};
+use common::{bin, read_csv, scratch, workspace};
 use std::process::Command;
 
 #[test]
@@ -203,5 +203,103 @@ fn average_writes_a_checkpoint_the_agents_take() {
     let shipped = common::workspace().join("models/best.safetensors");
     let err = common::fails(&["average", shipped.to_str().unwrap(), classic, "--out", out]);
     assert!(err.contains("cannot be averaged"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `python3 scripts/value-probe.py HALATAFL CKPT GAMES PREFIX`.
+fn value_probe(games: &std::path::Path, prefix: &str) -> std::process::Output {
+    Command::new("python3")
+        .arg(workspace().join("scripts/value-probe.py"))
+        .arg(bin())
+        .arg(workspace().join("models/best.safetensors"))
+        .arg(games)
+        .arg(prefix)
+        .output()
+        .expect("python3 runs")
+}
+
+/// scripts/value-probe.py on the committed alpha-beta games: it probes the
+/// games the prefix names and counts them as the CSV does (the shut-ins,
+/// and at each ply the games the foxes went on to lose and the rest), its
+/// values are values, the shipped network ranks the lost games below the
+/// rest by ply 60, and a prefix or a file it cannot read is refused by name.
+#[test]
+fn value_probe_script_reads_the_shipped_network_on_real_games() {
+    let games_csv = workspace().join("data/suites/two-foxes-games.csv");
+    let games = read_csv(&games_csv);
+    let out = value_probe(&games_csv, "alphabeta");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plies = |g: &std::collections::BTreeMap<String, String>| g["moves"].split(' ').count();
+    let shut_in: Vec<_> = games
+        .iter()
+        .filter(|g| g["result"] == "geese" && g["reason"] == "no-moves")
+        .collect();
+    assert!(
+        text.contains(&format!("before a shut-in ({} games):", shut_in.len())),
+        "{text}"
+    );
+    for k in [60, 40, 20, 10] {
+        let n = shut_in.iter().filter(|g| plies(g) >= k).count();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{k} plies before the end:")))
+            .unwrap_or_else(|| panic!("no line for {k} plies before the end:\n{text}"));
+        assert!(line.contains(&format!("n {n},")), "{line}");
+        let value: f64 = line.split("mean value ").nth(1).unwrap()[..6]
+            .trim_end_matches(',')
+            .parse()
+            .unwrap();
+        assert!((-1.0..=1.0).contains(&value), "{line}");
+    }
+    let mut aucs = Vec::new();
+    for k in [20, 40, 60] {
+        let lost = games
+            .iter()
+            .filter(|g| plies(g) > k && g["result"] == "geese")
+            .count();
+        let rest = games
+            .iter()
+            .filter(|g| plies(g) > k && g["result"] != "geese")
+            .count();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("ply {k}:")))
+            .unwrap_or_else(|| panic!("no line for ply {k}:\n{text}"));
+        assert!(
+            line.contains(&format!("lost {lost} mean")) && line.contains(&format!("not lost {rest} mean")),
+            "{line}: {lost} lost, {rest} not"
+        );
+        let auc: f64 = line.rsplit("AUC ").next().unwrap().parse().unwrap();
+        assert!((0.0..=1.0).contains(&auc), "{line}");
+        aucs.push(auc);
+    }
+    assert!(
+        aucs[2] > 0.6,
+        "the shipped network's value should rank the foxes' lost games lower by ply 60: {text}"
+    );
+
+    let out = value_probe(&games_csv, "net");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("two-foxes-games.csv") && err.contains("`net`"), "{err}");
+    let dir = scratch("value-probe");
+    let classic = dir.join("classic.csv");
+    let mut lines: Vec<String> = std::fs::read_to_string(&games_csv)
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    lines[1] = lines[1].replace(",two-foxes", ",classic");
+    std::fs::write(&classic, lines.join("\n") + "\n").unwrap();
+    let out = value_probe(&classic, "alphabeta");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("classic") && err.contains("Two Foxes"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
