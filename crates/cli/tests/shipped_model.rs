@@ -247,7 +247,10 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
         let n = shut_in.iter().filter(|g| plies(g) >= k).count();
         let line = text
             .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{k} plies before the end:")))
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("{k} plies before the end:"))
+            })
             .unwrap_or_else(|| panic!("no line for {k} plies before the end:\n{text}"));
         assert!(line.contains(&format!("n {n},")), "{line}");
         let value: f64 = line.split("mean value ").nth(1).unwrap()[..6]
@@ -271,7 +274,8 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
             .find(|l| l.trim_start().starts_with(&format!("ply {k}:")))
             .unwrap_or_else(|| panic!("no line for ply {k}:\n{text}"));
         assert!(
-            line.contains(&format!("lost {lost} mean")) && line.contains(&format!("not lost {rest} mean")),
+            line.contains(&format!("lost {lost} mean"))
+                && line.contains(&format!("not lost {rest} mean")),
             "{line}: {lost} lost, {rest} not"
         );
         let auc: f64 = line.rsplit("AUC ").next().unwrap().parse().unwrap();
@@ -286,7 +290,10 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
     let out = value_probe(&games_csv, "net");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("two-foxes-games.csv") && err.contains("`net`"), "{err}");
+    assert!(
+        err.contains("two-foxes-games.csv") && err.contains("`net`"),
+        "{err}"
+    );
     let dir = scratch("value-probe");
     let classic = dir.join("classic.csv");
     let mut lines: Vec<String> = std::fs::read_to_string(&games_csv)
@@ -300,6 +307,9 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
     let out = value_probe(&classic, "alphabeta");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("classic") && err.contains("Two Foxes"), "{err}");
+    assert!(
+        err.contains("classic") && err.contains("Two Foxes"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
