@@ -287,9 +287,15 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
         "the shipped network's value should rank the foxes' lost games lower by ply 60: {text}"
     );
 
-    let out = value_probe(&games_csv, "net");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let refused = |games: &std::path::Path, prefix: &str| {
+        let out = value_probe(games, prefix);
+        assert!(
+            !out.status.success(),
+            "{games:?} with `{prefix}` should be refused"
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = refused(&games_csv, "net");
     assert!(
         err.contains("two-foxes-games.csv") && err.contains("`net`"),
         "{err}"
@@ -304,9 +310,7 @@ fn value_probe_script_reads_the_shipped_network_on_real_games() {
         .collect();
     lines[1] = lines[1].replace(",two-foxes", ",classic");
     std::fs::write(&classic, lines.join("\n") + "\n").unwrap();
-    let out = value_probe(&classic, "alphabeta");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&classic, "alphabeta");
     assert!(
         err.contains("classic") && err.contains("Two Foxes"),
         "{err}"
