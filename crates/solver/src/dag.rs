@@ -362,17 +362,13 @@ impl Steps {
         50
     }
 
-    /// The points the fox can walk to through empty points (jumps aside).
+    /// The points the fox can walk to through empty points (jumps aside),
+    /// its own included: the rules crate's flood fill over no jumpable
+    /// points ([`Geometry::reachable`](halatafl_rules::geometry::Geometry::reachable)),
+    /// whose lines are the steps `fox` was read from.
     fn fox_region(&self, p: &Position) -> Bitboard {
-        let empty = p.empty();
-        let mut region = p.foxes();
-        loop {
-            let grown = region.fold(region, |r, q| r | (self.fox[q.index()] & empty));
-            if grown == region {
-                return region;
-            }
-            region = grown;
-        }
+        let g = halatafl_rules::geometry::Geometry::get(p.variant().corner_links);
+        p.foxes() | g.reachable(p.foxes(), p.empty(), Bitboard::EMPTY)
     }
 
     /// Points no goose can reach again with a neighbour no goose can reach
