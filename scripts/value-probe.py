@@ -40,21 +40,22 @@ for row in games:
 BEFORE_END = [60, 40, 20, 10]
 AT_PLY = [20, 40, 60]
 
-probes = []  # (kind, k, lost, moves) for each position asked
+shut_in = [row for row in games if row['result'] == 'geese' and row['reason'] == 'no-moves']
+probes = []  # (group, moves) for each position asked; group: ('end', k) or ('ply', k, lost)
+for row in shut_in:
+    moves = row['moves'].split()
+    for k in BEFORE_END:
+        ply = len(moves) - k
+        ply -= ply % 2  # the foxes move at even plies
+        if ply >= 0:
+            probes.append((('end', k), moves[:ply]))
 for row in games:
     moves = row['moves'].split()
-    lost = row['result'] == 'geese'
-    if lost and row['reason'] == 'no-moves':
-        for k in BEFORE_END:
-            ply = len(moves) - k
-            ply -= ply % 2  # the foxes move at even plies
-            if ply >= 0:
-                probes.append(('end', k, lost, moves[:ply]))
     for k in AT_PLY:
         if k < len(moves):
-            probes.append(('ply', k, lost, moves[:k]))
+            probes.append((('ply', k, row['result'] == 'geese'), moves[:k]))
 
-commands = ''.join(f"newgame\nposition startpos moves {' '.join(m)}\ngo sims 1\n" for *_, m in probes)
+commands = ''.join(f"newgame\nposition startpos moves {' '.join(m)}\ngo sims 1\n" for _, m in probes)
 pin = ['taskset', '-c', core] if core is not None else []
 out = subprocess.run(pin + [binary, 'engine', '--agent', f'net:ckpt={ckpt},sims=1'],
                      input=commands + 'quit\n', capture_output=True, text=True)
@@ -71,19 +72,22 @@ for line in out.stdout.splitlines():
 if len(answers) != len(probes):
     sys.exit(f"engine answered {len(answers)} of {len(probes)} positions:\n{out.stderr[-2000:]}")
 
+groups = {}
+for (group, _), answer in zip(probes, answers):
+    groups.setdefault(group, []).append(answer)
+
 print(f"{ckpt} on {games_csv}, foxes `{prefix}*`: {len(games)} games")
-shut_in = sum(1 for r in games if r['result'] == 'geese' and r['reason'] == 'no-moves')
-print(f"before a shut-in ({shut_in} games):")
+print(f"before a shut-in ({len(shut_in)} games):")
 for k in BEFORE_END:
-    got = [a for (kind, kk, _, _), a in zip(probes, answers) if kind == 'end' and kk == k]
+    got = groups.get(('end', k), [])
     if got:
         values = [a['value'] for a in got]
         print(f"  {k:3d} plies before the end: n {len(got)}, mean value {statistics.mean(values):+.3f}, "
               f"median {statistics.median(values):+.3f}, mean draw share {statistics.mean(a['draw'] for a in got):.3f}")
 print("lost or not:")
 for k in AT_PLY:
-    lost = [a['value'] for (kind, kk, l, _), a in zip(probes, answers) if kind == 'ply' and kk == k and l]
-    held = [a['value'] for (kind, kk, l, _), a in zip(probes, answers) if kind == 'ply' and kk == k and not l]
+    lost = [a['value'] for a in groups.get(('ply', k, True), [])]
+    held = [a['value'] for a in groups.get(('ply', k, False), [])]
     if lost and held:
         auc = sum((a < b) + 0.5 * (a == b) for a in lost for b in held) / (len(lost) * len(held))
         print(f"  ply {k}: lost {len(lost)} mean {statistics.mean(lost):+.3f}, "

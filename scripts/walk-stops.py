@@ -53,14 +53,11 @@ for game, back in stops:
     for m in legal:
         child = engine(f"position fen {fen} moves {m}\nfen\n").splitlines()[0][4:]
         results[m] = solve(child)
-    others = [m for m in legal if m != played]
-    if results[played] == 'lost' and any(results[m] != 'lost' for m in others):
-        verdict = 'played move lost, another open'
+    if results[played] != 'lost':
+        verdict = 'played move open'
     elif all(r == 'lost' for r in results.values()):
         verdict = 'every move lost: solver short'
-    elif results[played] != 'lost':
-        verdict = 'played move open'
     else:
-        verdict = 'other'
+        verdict = 'played move lost, another open'
     print(f"game {game} ({row['reason']}), {back} plies before the end: {fen}; played {played}; "
           + ', '.join(f"{m} {r}" for m, r in results.items()) + f"; {verdict}", flush=True)
