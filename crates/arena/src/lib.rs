@@ -12,12 +12,14 @@
 
 #![warn(missing_docs)]
 
+pub mod book;
 pub mod csvlog;
 pub mod ladder;
 pub mod ratings;
 pub mod stats;
 mod summary;
 
+pub use book::OpeningBook;
 pub use csvlog::{
     append_csv_atomic, csv_bytes, parse_game_rows, read_game_rows, same_file, write_csv_atomic,
     write_target, GameRow, ThinkingTime,
@@ -169,6 +171,10 @@ pub struct MatchConfig {
     pub seed: u64,
     /// Random plies before the agents take over (0: the start position).
     pub openings: usize,
+    /// Openings from a book instead of random ones: opening `k` of the book
+    /// starts games `2k+1` and `2k+2`. Shared, so copies of the config for
+    /// a tournament's pairs or a ladder's rungs do not copy the games.
+    pub book: Option<std::sync::Arc<OpeningBook>>,
     /// Worker threads; `None` uses rayon's global pool.
     pub threads: Option<usize>,
     /// The game played.
@@ -186,6 +192,36 @@ impl MatchConfig {
                 "games {} is out of range: from 1 to {MAX_GAMES} per match (or pair of agents)",
                 self.games
             )));
+        }
+        if let Some(book) = &self.book {
+            if self.openings > 0 {
+                return Err(ArenaError::Config(format!(
+                    "openings {} and book {}: both choose the openings; give one",
+                    self.openings, book.source
+                )));
+            }
+            if self.games > 2 * book.len() {
+                return Err(ArenaError::Config(format!(
+                    "games {} is more than book {} serves: its {} openings make at most {} \
+                     games (each opening once with each agent on each side)",
+                    self.games,
+                    book.source,
+                    book.len(),
+                    2 * book.len()
+                )));
+            }
+            if let Some(other) = book
+                .openings
+                .iter()
+                .find(|g| g.position().variant() != self.variant)
+            {
+                return Err(ArenaError::Config(format!(
+                    "book {} holds {} openings but the match plays {}",
+                    book.source,
+                    other.position().variant(),
+                    self.variant
+                )));
+            }
         }
         if self.openings > MAX_OPENING_PLIES {
             return Err(ArenaError::Config(format!(
@@ -212,6 +248,7 @@ impl Default for MatchConfig {
             games: 100,
             seed: 1,
             openings: 0,
+            book: None,
             threads: None,
             variant: Variant::two_foxes(),
             budget: Budget::default(),
@@ -226,7 +263,8 @@ pub struct GameJob {
     pub game: usize,
     /// Which opening it starts from; the two games of a pair share it.
     pub opening: usize,
-    /// The position after the random opening (the start when there is none).
+    /// The game after its opening, random or the book's (the start when
+    /// there is none).
     pub start: Game,
     /// Spec of the agent on the foxes.
     pub foxes: String,
@@ -275,8 +313,9 @@ pub fn random_opening(variant: Variant, plies: usize, seed: u64) -> Result<Game,
 }
 
 /// The games of a match between `a` and `b`, numbered from `first_game`.
-/// Game `first_game + i` uses opening `i / 2` and puts `a` on the foxes when
-/// `i` is even. The config is validated first, so the job list is bounded.
+/// Game `first_game + i` uses opening `i / 2` (random, or the book's) and
+/// puts `a` on the foxes when `i` is even. The config is validated first,
+/// so the job list is bounded.
 pub fn match_jobs(
     a: &str,
     b: &str,
@@ -288,7 +327,9 @@ pub fn match_jobs(
     let mut start = Game::start_of(config.variant);
     for i in 0..config.games {
         let opening = i / 2;
-        if i % 2 == 0 && config.openings > 0 {
+        if let Some(book) = &config.book {
+            start = book.openings[opening].clone();
+        } else if i % 2 == 0 && config.openings > 0 {
             start = random_opening(
                 config.variant,
                 config.openings,

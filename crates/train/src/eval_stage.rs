@@ -122,7 +122,7 @@ impl Run {
                 openings: cfg.eval.opening_plies,
                 threads: None,
                 variant: cfg.variant()?,
-                budget: Default::default(),
+                ..MatchConfig::default()
             };
             let jobs = match_jobs(&me, &spec, &match_config, 1)?;
             let match_config = MatchConfig {

@@ -1,5 +1,5 @@
 use crate::agents::{build_agent, AGENT_FORMS};
-use crate::commands::match_cmd::{progress, ArenaArgs};
+use crate::commands::match_cmd::{openings_text, progress, ArenaArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::{ladder::split_specs, run_ladder, write_csv_atomic};
@@ -47,10 +47,10 @@ pub fn run(args: LadderArgs) -> Result<()> {
     write_csv_atomic(&args.arena.csv, &rows)
         .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     println!(
-        "{} games, {variant}, seed {}, openings {}",
+        "{} games, {variant}, seed {}, {}",
         rows.len(),
         config.seed,
-        config.openings
+        openings_text(&config)
     );
     print!("{ladder}");
     println!("games written to {}", args.arena.csv.display());

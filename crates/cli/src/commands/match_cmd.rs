@@ -2,7 +2,9 @@ use crate::agents::{build_agent, AGENT_FORMS};
 use crate::variant_args::VariantArgs;
 use anyhow::{Context, Result};
 use clap::Args;
-use halatafl_arena::{run_match, write_csv_atomic, write_target, GameRow, MatchConfig};
+use halatafl_arena::{
+    run_match, write_csv_atomic, write_target, GameRow, MatchConfig, OpeningBook,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -25,6 +27,13 @@ pub struct ArenaArgs {
     /// Random plies played before the agents take over.
     #[arg(long, default_value_t = 0)]
     pub openings: usize,
+    /// Openings from a book file instead of random ones: one opening per
+    /// line, the moves from the start separated by spaces (# starts a
+    /// comment line). Opening k starts games 2k+1 and 2k+2, so a book of N
+    /// openings serves at most 2N games. See docs/matches.md ("Opening
+    /// books").
+    #[arg(long, value_name = "FILE", conflicts_with = "openings")]
+    pub book: Option<PathBuf>,
     #[command(flatten)]
     pub variant: VariantArgs,
 }
@@ -42,18 +51,35 @@ impl ArenaArgs {
             );
             threads = Some(cores);
         }
+        let variant = self.variant.variant()?;
+        let book = match &self.book {
+            None => None,
+            Some(path) => Some(std::sync::Arc::new(
+                OpeningBook::read(path, variant).context("--book")?,
+            )),
+        };
         let config = MatchConfig {
             games: self.games,
             seed: self.seed,
             openings: self.openings,
+            book,
             threads,
-            variant: self.variant.variant()?,
+            variant,
             ..MatchConfig::default()
         };
         config.validate().map_err(|e| anyhow::anyhow!("--{e}"))?;
         // A CSV path that cannot be written is refused before any game.
         write_target(&self.csv).with_context(|| format!("--csv {}", self.csv.display()))?;
         Ok(config)
+    }
+}
+
+/// `openings 6` (random plies) or `book FILE (N openings)`, for the header
+/// line of a match, tournament or ladder.
+pub fn openings_text(config: &MatchConfig) -> String {
+    match &config.book {
+        Some(book) => format!("book {} ({} openings)", book.source, book.len()),
+        None => format!("openings {}", config.openings),
     }
 }
 
@@ -99,10 +125,10 @@ pub fn run(args: MatchArgs) -> Result<()> {
     write_csv_atomic(&args.arena.csv, &rows)
         .with_context(|| format!("writing {}", args.arena.csv.display()))?;
     println!(
-        "{} games, {variant}, seed {}, openings {}; {}",
+        "{} games, {variant}, seed {}, {}; {}",
         rows.len(),
         config.seed,
-        config.openings,
+        openings_text(&config),
         halatafl_arena::INTERVALS
     );
     if args.both_agents {

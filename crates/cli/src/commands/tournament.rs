@@ -1,5 +1,5 @@
 use crate::agents::{build_agent, AGENT_FORMS};
-use crate::commands::match_cmd::{progress, ArenaArgs};
+use crate::commands::match_cmd::{openings_text, progress, ArenaArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use halatafl_arena::{run_tournament, stats::fmt_elo, write_csv_atomic};
@@ -64,9 +64,10 @@ pub fn run(args: TournamentArgs) -> Result<()> {
         .unwrap_or(5)
         .max(5);
     println!(
-        "{} games, {variant}, seed {}; Elo: Bradley-Terry maximum likelihood, mean 0, 95% intervals",
+        "{} games, {variant}, seed {}, {}; Elo: Bradley-Terry maximum likelihood, mean 0, 95% intervals",
         rows.len(),
-        config.seed
+        config.seed,
+        openings_text(&config)
     );
     println!(
         "{:<width$}  games  points  score     Elo  interval",

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Cut an opening book for `halatafl match --book` out of a game CSV.
+
+Each kept game gives one opening: its moves from the start up to
+`--before-end K` plies before its end (the position K plies before the
+game's last move was played). Games are kept by who played the foxes or the
+geese (a substring of the agent spec), by result and by end reason, so a
+book can hold, say, every game the network's foxes lost by a shut-in, cut
+40 plies before the end: a test bed where a change aimed at those positions
+shows in far fewer games than from the start. Openings that come out the
+same are kept once. Each opening is preceded by a `#` line that names the
+game it came from.
+
+    python3 scripts/book-from-games.py GAMES.csv --before-end 40 \\
+        --foxes net: --result geese --reason no-moves --out shut-ins-40.book
+
+Standard library only. The book is written to a temporary name and renamed,
+so an existing book is never left half written.
+"""
+
+import argparse
+import csv
+import os
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("games", help="game CSV written by match, tournament or ladder")
+    ap.add_argument("--before-end", type=int, required=True, metavar="K",
+                    help="cut each game K plies before its end (K >= 1)")
+    ap.add_argument("--foxes", default="", metavar="TEXT",
+                    help="keep games whose foxes' agent spec contains TEXT")
+    ap.add_argument("--geese", default="", metavar="TEXT",
+                    help="keep games whose geese's agent spec contains TEXT")
+    ap.add_argument("--result", choices=["foxes", "geese", "draw"],
+                    help="keep games with this result")
+    ap.add_argument("--reason", metavar="REASON",
+                    help="keep games that ended this way (the CSV's reason column, "
+                         "e.g. no-moves, pen-filled, repetition)")
+    ap.add_argument("--out", help="book file to write (default: standard output)")
+    args = ap.parse_args()
+    if args.before_end < 1:
+        sys.exit(f"--before-end {args.before_end}: give at least 1 ply")
+
+    try:
+        with open(args.games, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        sys.exit(f"{args.games}: {e}")
+    need = {"game", "opening_moves", "foxes", "geese", "result", "reason", "moves"}
+    if rows and not need <= rows[0].keys():
+        sys.exit(f"{args.games}: not a game CSV (it lacks the columns "
+                 f"{', '.join(sorted(need - rows[0].keys()))})")
+
+    lines, seen, short = [], set(), 0
+    for line_no, row in enumerate(rows, start=2):
+        if args.foxes not in row["foxes"] or args.geese not in row["geese"]:
+            continue
+        if args.result and row["result"] != args.result:
+            continue
+        if args.reason and row["reason"] != args.reason:
+            continue
+        moves = row["moves"].split()
+        cut = len(moves) - args.before_end
+        if cut < len(row["opening_moves"].split()) or cut < 1:
+            short += 1  # the cut would fall inside the game's own opening
+            continue
+        opening = " ".join(moves[:cut])
+        if opening in seen:
+            continue
+        seen.add(opening)
+        lines.append(f"# {os.path.basename(args.games)} game {row['game']} (line {line_no}): "
+                     f"{row['result']} by {row['reason']} at ply {len(moves)}, "
+                     f"foxes {row['foxes']}, geese {row['geese']}")
+        lines.append(opening)
+    if not seen:
+        sys.exit(f"{args.games}: no game matches the filters with more than "
+                 f"{args.before_end} plies after its opening")
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        folder = os.path.dirname(os.path.abspath(args.out))
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".book-")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, args.out)
+    else:
+        sys.stdout.write(text)
+    print(f"{len(seen)} openings cut {args.before_end} plies before the end"
+          + (f"; {short} games too short" if short else ""), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
