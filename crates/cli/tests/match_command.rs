@@ -208,3 +208,103 @@ fn bad_agent_specs_fail_before_playing() {
     assert!(!csv_path.exists(), "no CSV for a match that did not start");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--book` plays the book's openings in order, each once with each agent on
+/// each side; `scripts/book-from-games.py` cuts a book that `--book` reads
+/// back from the match's own CSV; a bad book fails before any game with its
+/// file, line and ply, and leaves no CSV.
+#[test]
+fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
+    let dir = scratch("match-book");
+    let book = dir.join("three.book");
+    std::fs::write(
+        &book,
+        "# three openings\nc7-c6 a4-a5\n\ne7-e6\nc7-d6 g4-g5 d6-d5\n",
+    )
+    .unwrap();
+    let csv_path = dir.join("games.csv");
+    let out = Command::new(bin())
+        .args(["match", "alphabeta:depth=1", "random", "--games", "6"])
+        .args(["--threads", "2", "--book"])
+        .arg(&book)
+        .arg("--csv")
+        .arg(&csv_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("three.book (3 openings)"), "{stdout}");
+    let games = read_csv(&csv_path);
+    let openings: Vec<&str> = games.iter().map(|g| g["opening_moves"].as_str()).collect();
+    assert_eq!(
+        openings,
+        [
+            "c7-c6 a4-a5",
+            "c7-c6 a4-a5",
+            "e7-e6",
+            "e7-e6",
+            "c7-d6 g4-g5 d6-d5",
+            "c7-d6 g4-g5 d6-d5"
+        ]
+    );
+    for (game, pair) in games.iter().zip([0, 0, 1, 1, 2, 2]) {
+        assert_eq!(game["opening"], pair.to_string());
+        assert!(game["moves"].starts_with(&game["opening_moves"]));
+    }
+    assert_eq!(games[0]["foxes"], games[1]["geese"]);
+    assert!(stdout.contains("pairs        3 pairs"), "{stdout}");
+
+    // The script cuts a book from these games that --book reads back.
+    let cut = dir.join("cut.book");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts/book-from-games.py");
+    let made = Command::new("python3")
+        .arg(&script)
+        .arg(&csv_path)
+        .args(["--before-end", "2", "--foxes", "alphabeta", "--out"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let text = std::fs::read_to_string(&cut).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let fox_games: Vec<_> = games.iter().filter(|g| g["foxes"] == "alphabeta:depth=1").collect();
+    assert_eq!(lines.len(), fox_games.len(), "{text}");
+    for (line, game) in lines.iter().zip(&fox_games) {
+        let moves: Vec<&str> = game["moves"].split(' ').collect();
+        assert_eq!(*line, moves[..moves.len() - 2].join(" "));
+    }
+    let replay = Command::new(bin())
+        .args(["match", "random", "random", "--games", "2", "--book"])
+        .arg(&cut)
+        .arg("--csv")
+        .arg(dir.join("cut.csv"))
+        .output()
+        .unwrap();
+    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+
+    // Bad books and bad combinations fail before any game, and write nothing.
+    std::fs::write(dir.join("bad.book"), "c7-c6\nc7-c6 a4-a9\n").unwrap();
+    for (flags, why) in [
+        (vec!["--book", "bad.book"], "bad.book, line 2: ply 2"),
+        (vec!["--book", "three.book", "--games", "7"], "its 3 openings make at most 6 games"),
+        (vec!["--book", "three.book", "--openings", "4"], "cannot be used with"),
+        (vec!["--book", "missing.book"], "missing.book"),
+    ] {
+        let bad_csv = dir.join("bad.csv");
+        let out = Command::new(bin())
+            .current_dir(&dir)
+            .args(["match", "random", "random", "--csv", "bad.csv"])
+            .args(&flags)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{flags:?}: {err}");
+        assert!(!bad_csv.exists(), "{flags:?}: no CSV for a match that did not start");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
