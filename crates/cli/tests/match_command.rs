@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{bin, read_csv, scratch};
+use common::{bin, fails, read_csv, scratch, succeeds};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -216,29 +216,20 @@ fn bad_agent_specs_fail_before_playing() {
 #[test]
 fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     let dir = scratch("match-book");
-    let book = dir.join("three.book");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
     std::fs::write(
-        &book,
+        path("three.book"),
         "# three openings\nc7-c6 a4-a5\n\ne7-e6\nc7-d6 g4-g5 d6-d5\n",
     )
     .unwrap();
-    let csv_path = dir.join("games.csv");
-    let out = Command::new(bin())
-        .args(["match", "alphabeta:depth=1", "random", "--games", "6"])
-        .args(["--threads", "2", "--book"])
-        .arg(&book)
-        .arg("--csv")
-        .arg(&csv_path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let csv_path = path("games.csv");
+    let stdout = succeeds(&[
+        "match", "alphabeta:depth=1", "random", "--games", "6", "--threads", "2",
+        "--book", &path("three.book"), "--csv", &csv_path,
+    ]);
     assert!(stdout.contains("three.book (3 openings)"), "{stdout}");
-    let games = read_csv(&csv_path);
+    assert!(stdout.contains("pairs        3 pairs"), "{stdout}");
+    let games = read_csv(std::path::Path::new(&csv_path));
     let openings: Vec<&str> = games.iter().map(|g| g["opening_moves"].as_str()).collect();
     assert_eq!(
         openings,
@@ -256,55 +247,58 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         assert!(game["moves"].starts_with(&game["opening_moves"]));
     }
     assert_eq!(games[0]["foxes"], games[1]["geese"]);
-    assert!(stdout.contains("pairs        3 pairs"), "{stdout}");
 
     // The script cuts a book from these games that --book reads back.
-    let cut = dir.join("cut.book");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scripts/book-from-games.py");
+    let script = common::workspace().join("scripts/book-from-games.py");
     let made = Command::new("python3")
         .arg(&script)
         .arg(&csv_path)
         .args(["--before-end", "2", "--foxes", "alphabeta", "--out"])
-        .arg(&cut)
+        .arg(path("cut.book"))
         .output()
         .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let text = std::fs::read_to_string(&cut).unwrap();
+    let text = std::fs::read_to_string(path("cut.book")).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-    let fox_games: Vec<_> = games.iter().filter(|g| g["foxes"] == "alphabeta:depth=1").collect();
+    let fox_games: Vec<_> = games
+        .iter()
+        .filter(|g| g["foxes"] == "alphabeta:depth=1")
+        .collect();
     assert_eq!(lines.len(), fox_games.len(), "{text}");
     for (line, game) in lines.iter().zip(&fox_games) {
         let moves: Vec<&str> = game["moves"].split(' ').collect();
         assert_eq!(*line, moves[..moves.len() - 2].join(" "));
     }
-    let replay = Command::new(bin())
-        .args(["match", "random", "random", "--games", "2", "--book"])
-        .arg(&cut)
-        .arg("--csv")
-        .arg(dir.join("cut.csv"))
-        .output()
-        .unwrap();
-    assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
+    succeeds(&[
+        "match", "random", "random", "--games", "2", "--book", &path("cut.book"),
+        "--csv", &path("cut.csv"),
+    ]);
 
     // Bad books and bad combinations fail before any game, and write nothing.
-    std::fs::write(dir.join("bad.book"), "c7-c6\nc7-c6 a4-a9\n").unwrap();
+    std::fs::write(path("bad.book"), "c7-c6\nc7-c6 a4-a9\n").unwrap();
+    let bad_csv = path("bad.csv");
     for (flags, why) in [
         (vec!["--book", "bad.book"], "bad.book, line 2: ply 2"),
         (vec!["--book", "three.book", "--games", "7"], "its 3 openings make at most 6 games"),
         (vec!["--book", "three.book", "--openings", "4"], "cannot be used with"),
         (vec!["--book", "missing.book"], "missing.book"),
     ] {
-        let bad_csv = dir.join("bad.csv");
-        let out = Command::new(bin())
-            .current_dir(&dir)
-            .args(["match", "random", "random", "--csv", "bad.csv"])
-            .args(&flags)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(why), "{flags:?}: {err}");
-        assert!(!bad_csv.exists(), "{flags:?}: no CSV for a match that did not start");
+        let flags: Vec<String> = flags
+            .iter()
+            .map(|f| if f.ends_with(".book") { path(f) } else { f.to_string() })
+            .collect();
+        let mut args = vec!["match", "random", "random", "--csv", &bad_csv];
+        args.extend(flags.iter().map(String::as_str));
+        let err = if flags.contains(&"--openings".to_string()) {
+            // clap refuses the pair itself, with its usage code 2.
+            let out = Command::new(bin()).args(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2));
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        } else {
+            fails(&args)
+        };
+        assert!(err.contains(why), "{flags:?}: {err}");
+        assert!(!std::path::Path::new(&bad_csv).exists(), "{flags:?}: no CSV");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
