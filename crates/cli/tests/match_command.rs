@@ -224,8 +224,17 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     .unwrap();
     let csv_path = path("games.csv");
     let stdout = succeeds(&[
-        "match", "alphabeta:depth=1", "random", "--games", "6", "--threads", "2",
-        "--book", &path("three.book"), "--csv", &csv_path,
+        "match",
+        "alphabeta:depth=1",
+        "random",
+        "--games",
+        "6",
+        "--threads",
+        "2",
+        "--book",
+        &path("three.book"),
+        "--csv",
+        &csv_path,
     ]);
     assert!(stdout.contains("three.book (3 openings)"), "{stdout}");
     assert!(stdout.contains("pairs        3 pairs"), "{stdout}");
@@ -257,7 +266,11 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         .arg(path("cut.book"))
         .output()
         .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let text = std::fs::read_to_string(path("cut.book")).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     let fox_games: Vec<_> = games
@@ -270,8 +283,15 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         assert_eq!(*line, moves[..moves.len() - 2].join(" "));
     }
     succeeds(&[
-        "match", "random", "random", "--games", "2", "--book", &path("cut.book"),
-        "--csv", &path("cut.csv"),
+        "match",
+        "random",
+        "random",
+        "--games",
+        "2",
+        "--book",
+        &path("cut.book"),
+        "--csv",
+        &path("cut.csv"),
     ]);
 
     // Bad books and bad combinations fail before any game, and write nothing.
@@ -279,13 +299,25 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     let bad_csv = path("bad.csv");
     for (flags, why) in [
         (vec!["--book", "bad.book"], "bad.book, line 2: ply 2"),
-        (vec!["--book", "three.book", "--games", "7"], "its 3 openings make at most 6 games"),
-        (vec!["--book", "three.book", "--openings", "4"], "cannot be used with"),
+        (
+            vec!["--book", "three.book", "--games", "7"],
+            "its 3 openings make at most 6 games",
+        ),
+        (
+            vec!["--book", "three.book", "--openings", "4"],
+            "cannot be used with",
+        ),
         (vec!["--book", "missing.book"], "missing.book"),
     ] {
         let flags: Vec<String> = flags
             .iter()
-            .map(|f| if f.ends_with(".book") { path(f) } else { f.to_string() })
+            .map(|f| {
+                if f.ends_with(".book") {
+                    path(f)
+                } else {
+                    f.to_string()
+                }
+            })
             .collect();
         let mut args = vec!["match", "random", "random", "--csv", &bad_csv];
         args.extend(flags.iter().map(String::as_str));
@@ -298,7 +330,10 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
             fails(&args)
         };
         assert!(err.contains(why), "{flags:?}: {err}");
-        assert!(!std::path::Path::new(&bad_csv).exists(), "{flags:?}: no CSV");
+        assert!(
+            !std::path::Path::new(&bad_csv).exists(),
+            "{flags:?}: no CSV"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
