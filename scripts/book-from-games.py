@@ -84,6 +84,10 @@ def main():
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".book-")
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        # mkstemp makes the file private; a book is an ordinary file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, args.out)
     else:
         sys.stdout.write(text)

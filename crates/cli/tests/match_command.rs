@@ -337,3 +337,42 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The committed shut-in beds (`data/beds/`) are what the script cuts from
+/// the committed games, byte for byte, and `--book` loads every opening of
+/// each (all are checked before the first game).
+#[test]
+fn the_committed_test_beds_rebuild_and_load() {
+    let dir = scratch("match-beds");
+    let beds = common::workspace().join("data/beds");
+    for (games, book, openings) in [
+        ("qd4-ab1000-4201.csv", "shutin40.book", 44),
+        ("mx-h0-ab113-5101.csv", "neutral40.book", 43),
+    ] {
+        let rebuilt = dir.join(book);
+        let made = Command::new("python3")
+            .current_dir(&beds)
+            .arg(common::workspace().join("scripts/book-from-games.py"))
+            .args([games, "--before-end", "40", "--foxes", "net:"])
+            .args(["--result", "geese", "--reason", "no-moves", "--out"])
+            .arg(&rebuilt)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let committed = std::fs::read_to_string(beds.join(book)).unwrap();
+        assert_eq!(std::fs::read_to_string(&rebuilt).unwrap(), committed, "{book}");
+        let stdout = succeeds(&[
+            "match",
+            "random",
+            "random",
+            "--games",
+            "2",
+            "--book",
+            beds.join(book).to_str().unwrap(),
+            "--csv",
+            dir.join("bed.csv").to_str().unwrap(),
+        ]);
+        assert!(stdout.contains(&format!("({openings} openings)")), "{stdout}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
