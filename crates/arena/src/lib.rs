@@ -4,11 +4,12 @@
 //! A match of N games alternates sides: game 1 (and every odd game) has agent
 //! A on the foxes, game 2 swaps. With `openings = K`, each pair of games
 //! starts from the same seeded K-ply random opening, once with each agent on
-//! each side, so neither side's luck in the opening counts. Agents are made
-//! per game by a factory closure, so this crate knows no agent kinds and
-//! every game starts from fresh agents (`new_game(seed)` with the game's
-//! derived seed): a match is reproducible from its seed for depth-limited
-//! agents, whatever the thread count.
+//! each side, so neither side's luck in the opening counts; an opening
+//! book ([`book`]) replaces the random openings by chosen ones, paired the
+//! same way. Agents are made per game by a factory closure, so this crate
+//! knows no agent kinds and every game starts from fresh agents
+//! (`new_game(seed)` with the game's derived seed): a match is reproducible
+//! from its seed for depth-limited agents, whatever the thread count.
 
 #![warn(missing_docs)]
 
