@@ -43,6 +43,17 @@ def main():
     args = ap.parse_args()
     if args.before_end < 1:
         sys.exit(f"--before-end {args.before_end}: give at least 1 ply")
+    out = None
+    if args.out:
+        # The book replaces its target by a rename, so the target must be a
+        # regular file or a new one (a link is written through to its
+        # target): a rename onto a directory fails, and onto a device or a
+        # FIFO would replace it with a plain file.
+        out = os.path.realpath(args.out)
+        if os.path.exists(out) and not os.path.isfile(out):
+            kind = "a directory" if os.path.isdir(out) else "not a regular file"
+            sys.exit(f"--out {args.out}: {out} is {kind}; give the path of a regular file "
+                     f"(or leave --out out to write to standard output)")
 
     try:
         with open(args.games, newline="") as f:
@@ -79,8 +90,8 @@ def main():
         sys.exit(f"{args.games}: no game matches the filters with more than "
                  f"{args.before_end} plies after its opening")
     text = "\n".join(lines) + "\n"
-    if args.out:
-        folder = os.path.dirname(os.path.abspath(args.out))
+    if out:
+        folder = os.path.dirname(out)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".book-")
         with os.fdopen(fd, "w") as f:
             f.write(text)
@@ -88,7 +99,7 @@ def main():
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, args.out)
+        os.replace(tmp, out)
     else:
         sys.stdout.write(text)
     print(f"{len(seen)} openings cut {args.before_end} plies before the end"

@@ -282,6 +282,29 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         let moves: Vec<&str> = game["moves"].split(' ').collect();
         assert_eq!(*line, moves[..moves.len() - 2].join(" "));
     }
+    // A special file is refused, not replaced by the rename.
+    let fifo = path("fifo.book");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let refused = Command::new("python3")
+        .arg(&script)
+        .arg(&csv_path)
+        .args(["--before-end", "2", "--out", &fifo])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && err.contains("not a regular file"),
+        "{err}"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
     succeeds(&[
         "match",
         "random",
@@ -358,9 +381,17 @@ fn the_committed_test_beds_rebuild_and_load() {
             .arg(&rebuilt)
             .output()
             .unwrap();
-        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
         let committed = std::fs::read_to_string(beds.join(book)).unwrap();
-        assert_eq!(std::fs::read_to_string(&rebuilt).unwrap(), committed, "{book}");
+        assert_eq!(
+            std::fs::read_to_string(&rebuilt).unwrap(),
+            committed,
+            "{book}"
+        );
         let stdout = succeeds(&[
             "match",
             "random",
@@ -372,7 +403,10 @@ fn the_committed_test_beds_rebuild_and_load() {
             "--csv",
             dir.join("bed.csv").to_str().unwrap(),
         ]);
-        assert!(stdout.contains(&format!("({openings} openings)")), "{stdout}");
+        assert!(
+            stdout.contains(&format!("({openings} openings)")),
+            "{stdout}"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
