@@ -209,6 +209,16 @@ fn bad_agent_specs_fail_before_playing() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `python3 scripts/book-from-games.py ARGS` run in `dir`, to its end.
+fn book_script(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new("python3")
+        .current_dir(dir)
+        .arg(common::workspace().join("scripts/book-from-games.py"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// `--book` plays the book's openings in order, each once with each agent on
 /// each side; `scripts/book-from-games.py` cuts a book that `--book` reads
 /// back from the match's own CSV; a bad book fails before any game with its
@@ -258,14 +268,18 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     assert_eq!(games[0]["foxes"], games[1]["geese"]);
 
     // The script cuts a book from these games that --book reads back.
-    let script = common::workspace().join("scripts/book-from-games.py");
-    let made = Command::new("python3")
-        .arg(&script)
-        .arg(&csv_path)
-        .args(["--before-end", "2", "--foxes", "alphabeta", "--out"])
-        .arg(path("cut.book"))
-        .output()
-        .unwrap();
+    let made = book_script(
+        &dir,
+        &[
+            &csv_path,
+            "--before-end",
+            "2",
+            "--foxes",
+            "alphabeta",
+            "--out",
+            &path("cut.book"),
+        ],
+    );
     assert!(
         made.status.success(),
         "{}",
@@ -289,12 +303,7 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         .status()
         .unwrap()
         .success());
-    let refused = Command::new("python3")
-        .arg(&script)
-        .arg(&csv_path)
-        .args(["--before-end", "2", "--out", &fifo])
-        .output()
-        .unwrap();
+    let refused = book_script(&dir, &[&csv_path, "--before-end", "2", "--out", &fifo]);
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
         !refused.status.success() && err.contains("not a regular file"),
@@ -373,14 +382,22 @@ fn the_committed_test_beds_rebuild_and_load() {
         ("mx-h0-ab113-5101.csv", "neutral40.book", 43),
     ] {
         let rebuilt = dir.join(book);
-        let made = Command::new("python3")
-            .current_dir(&beds)
-            .arg(common::workspace().join("scripts/book-from-games.py"))
-            .args([games, "--before-end", "40", "--foxes", "net:"])
-            .args(["--result", "geese", "--reason", "no-moves", "--out"])
-            .arg(&rebuilt)
-            .output()
-            .unwrap();
+        let made = book_script(
+            &beds,
+            &[
+                games,
+                "--before-end",
+                "40",
+                "--foxes",
+                "net:",
+                "--result",
+                "geese",
+                "--reason",
+                "no-moves",
+                "--out",
+                rebuilt.to_str().unwrap(),
+            ],
+        );
         assert!(
             made.status.success(),
             "{}",
