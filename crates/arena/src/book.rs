@@ -30,19 +30,6 @@ pub struct OpeningBook {
     pub openings: Vec<Game>,
 }
 
-impl PartialEq for OpeningBook {
-    /// Two books are equal when they hold the same openings from the same
-    /// start positions, in the same order (the source name aside).
-    fn eq(&self, other: &OpeningBook) -> bool {
-        self.openings.len() == other.openings.len()
-            && self
-                .openings
-                .iter()
-                .zip(&other.openings)
-                .all(|(a, b)| a.start_position() == b.start_position() && a.moves() == b.moves())
-    }
-}
-
 impl OpeningBook {
     /// Reads a book file for games of `variant`.
     pub fn read(path: &Path, variant: Variant) -> Result<OpeningBook, ArenaError> {

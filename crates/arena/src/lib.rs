@@ -164,7 +164,7 @@ pub const OPENING_TRIES: usize = 10_000;
 pub const MAX_THREADS: usize = 1024;
 
 /// Settings of a match or tournament.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct MatchConfig {
     /// Games per match (per pair in a tournament).
     pub games: usize,
@@ -328,14 +328,18 @@ pub fn match_jobs(
     let mut start = Game::start_of(config.variant);
     for i in 0..config.games {
         let opening = i / 2;
-        if let Some(book) = &config.book {
-            start = book.openings[opening].clone();
-        } else if i % 2 == 0 && config.openings > 0 {
-            start = random_opening(
-                config.variant,
-                config.openings,
-                derive_seed(config.seed, opening as u64),
-            )?;
+        // The two games of a pair share their opening: it is set once, at
+        // the pair's first game.
+        if i % 2 == 0 {
+            if let Some(book) = &config.book {
+                start = book.openings[opening].clone();
+            } else if config.openings > 0 {
+                start = random_opening(
+                    config.variant,
+                    config.openings,
+                    derive_seed(config.seed, opening as u64),
+                )?;
+            }
         }
         let (foxes, geese) = if i % 2 == 0 { (a, b) } else { (b, a) };
         let game = first_game + i;

@@ -219,6 +219,14 @@ fn book_script(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// One pair of random games on `book`'s first opening, written to `csv`:
+/// a book that `--book` must load whole (every line is checked first).
+fn random_pair_on(book: &str, csv: &str) -> String {
+    succeeds(&[
+        "match", "random", "random", "--games", "2", "--book", book, "--csv", csv,
+    ])
+}
+
 /// `--book` plays the book's openings in order, each once with each agent on
 /// each side; `scripts/book-from-games.py` cuts a book that `--book` reads
 /// back from the match's own CSV; a bad book fails before any game with its
@@ -314,17 +322,7 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
         .unwrap()
         .file_type()
         .is_fifo());
-    succeeds(&[
-        "match",
-        "random",
-        "random",
-        "--games",
-        "2",
-        "--book",
-        &path("cut.book"),
-        "--csv",
-        &path("cut.csv"),
-    ]);
+    random_pair_on(&path("cut.book"), &path("cut.csv"));
 
     // Bad books and bad combinations fail before any game, and write nothing.
     std::fs::write(path("bad.book"), "c7-c6\nc7-c6 a4-a9\n").unwrap();
@@ -409,17 +407,10 @@ fn the_committed_test_beds_rebuild_and_load() {
             committed,
             "{book}"
         );
-        let stdout = succeeds(&[
-            "match",
-            "random",
-            "random",
-            "--games",
-            "2",
-            "--book",
+        let stdout = random_pair_on(
             beds.join(book).to_str().unwrap(),
-            "--csv",
             dir.join("bed.csv").to_str().unwrap(),
-        ]);
+        );
         assert!(
             stdout.contains(&format!("({openings} openings)")),
             "{stdout}"
