@@ -368,9 +368,10 @@ fn a_book_sets_the_openings_and_a_bad_one_is_refused_by_line() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The committed shut-in beds (`data/beds/`) are what the script cuts from
-/// the committed games, byte for byte, and `--book` loads every opening of
-/// each (all are checked before the first game).
+/// The committed shut-in beds (`data/beds/`) and the self-play start pool
+/// (`data/starts/`) are what the script cuts from the committed games, byte
+/// for byte, and `--book` loads every opening of each bed (all are checked
+/// before the first game; the pool is loaded by the training config test).
 #[test]
 fn the_committed_test_beds_rebuild_and_load() {
     let dir = scratch("match-beds");
@@ -416,5 +417,23 @@ fn the_committed_test_beds_rebuild_and_load() {
             "{stdout}"
         );
     }
+    // The self-play start pool (data/starts/README.md): six cuts of each
+    // game, one after another.
+    let starts = common::workspace().join("data/starts");
+    let mut rebuilt = String::new();
+    for before_end in ["10", "20", "30", "40", "50", "60"] {
+        let made = book_script(&starts, &["shutin-games.csv", "--before-end", before_end]);
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        rebuilt += &String::from_utf8(made.stdout).unwrap();
+    }
+    let committed = std::fs::read_to_string(starts.join("shutins.book")).unwrap();
+    assert!(
+        rebuilt == committed,
+        "data/starts/shutins.book is not what its games cut to"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

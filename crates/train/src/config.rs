@@ -453,6 +453,12 @@ impl SelfPlaySection {
     pub fn has_opponent(&self) -> bool {
         self.opponent_fraction > 0.0
     }
+
+    /// Whether some games may begin at positions of `start_suites` or
+    /// `start_books`.
+    pub fn has_start_pool(&self) -> bool {
+        !self.start_suites.is_empty() || !self.start_books.is_empty()
+    }
 }
 
 impl BootstrapSection {
@@ -738,10 +744,10 @@ pub struct SelfPlaySection {
     /// relative path is from where `halatafl train` starts. Empty: none.
     pub start_games: Vec<String>,
     /// Share of each generation's games that begin at a position of
-    /// `start_suites`, drawn uniformly, before `start_position_fraction`
-    /// is asked of the rest. Apart from that pool, so that a suite's few
-    /// hundred positions are not lost among the replay window's tens of
-    /// thousands. 0 (the default): none.
+    /// `start_suites` or `start_books`, drawn uniformly from both, before
+    /// `start_position_fraction` is asked of the rest. Apart from that
+    /// pool, so that a suite's or book's few hundred positions are not lost
+    /// among the replay window's tens of thousands. 0 (the default): none.
     pub start_suite_fraction: f64,
     /// Suite CSVs (`halatafl solve --from-games` output, e.g.
     /// `data/suites/classic13.csv`) whose positions games may begin at
@@ -750,6 +756,14 @@ pub struct SelfPlaySection {
     /// the positions are read, never the values. A relative path is from
     /// where `halatafl train` starts. Empty: none.
     pub start_suites: Vec<String>,
+    /// Opening books (`match --book` files, e.g. cut from real games by
+    /// `scripts/book-from-games.py`) whose openings' last positions join
+    /// `start_suites`' positions in the pool `start_suite_fraction` draws
+    /// from: chosen kinds of position, such as the walled-in foxes of
+    /// `data/starts/`, to be played out by self-play. Only the positions are
+    /// kept, not the moves before them (as for suites and earlier games). A
+    /// relative path is from where `halatafl train` starts. Empty: none.
+    pub start_books: Vec<String>,
     /// A fixed opponent for a share of the games (a non-network agent spec,
     /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
     /// the network the other side, and only the network's moves become
@@ -791,6 +805,7 @@ impl Default for SelfPlaySection {
             start_games: Vec::new(),
             start_suite_fraction: 0.0,
             start_suites: Vec::new(),
+            start_books: Vec::new(),
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
@@ -885,11 +900,15 @@ impl SelfPlaySection {
             ("selfplay.start_suites", &p.start_suites),
             ("selfplay.start_suite_fraction", p.start_suite_fraction),
         )?;
-        if p.start_suites.is_empty() && p.start_suite_fraction > 0.0 {
+        files_need_fraction(
+            ("selfplay.start_books", &p.start_books),
+            ("selfplay.start_suite_fraction", p.start_suite_fraction),
+        )?;
+        if !p.has_start_pool() && p.start_suite_fraction > 0.0 {
             return Err(bad(
                 "selfplay.start_suite_fraction",
                 p.start_suite_fraction,
-                "games begin at suite positions only with suites to draw them from: selfplay.start_suites",
+                "games begin at suite or book positions only with files to draw them from: selfplay.start_suites or selfplay.start_books",
             ));
         }
         p.opponent_side()?;
@@ -1523,7 +1542,7 @@ impl RunConfig {
         self.train.check(self.network.heads())?;
         self.eval.check(self.variant().ok())?;
         self.start_game_positions()?;
-        self.start_suite_positions()?;
+        self.suite_and_book_starts()?;
         self.asynchronous.check(self.selfplay.max_plies)
     }
 
@@ -1537,14 +1556,22 @@ impl RunConfig {
         )
     }
 
-    /// The positions of `selfplay.start_suites` ([`crate::starts`]); a
-    /// file's error names the key. Empty without suites.
-    pub fn start_suite_positions(&self) -> Result<Vec<Position>, ConfigError> {
-        self.read_starts(
+    /// The pool `selfplay.start_suite_fraction` draws from: the positions
+    /// of `selfplay.start_suites`, then those of `selfplay.start_books`
+    /// ([`crate::starts`]); a file's error names its key. Empty without
+    /// either.
+    pub fn suite_and_book_starts(&self) -> Result<Vec<Position>, ConfigError> {
+        let mut pool = self.read_starts(
             "selfplay.start_suites",
             &self.selfplay.start_suites,
             crate::starts::suite_positions,
-        )
+        )?;
+        pool.extend(self.read_starts(
+            "selfplay.start_books",
+            &self.selfplay.start_books,
+            crate::starts::book_positions,
+        )?);
+        Ok(pool)
     }
 
     /// The positions `read` finds in `files` (the value of `key`) for this
@@ -1759,6 +1786,21 @@ mod tests {
             "selfplay.start_suites",
             "[\"../../data/suites/two-foxes-games.csv\"]\nstart_suite_fraction = 0.5",
         ),
+        ("selfplay.start_books", "[\"../../data/beds/shutin40.book\"]"),
+        (
+            "selfplay.start_books",
+            "[\"no/such/openings.book\"]\nstart_suite_fraction = 0.5",
+        ),
+        // A game CSV is not a book: its header is no move.
+        (
+            "selfplay.start_books",
+            "[\"../../data/suites/two-foxes-games.csv\"]\nstart_suite_fraction = 0.5",
+        ),
+        // A Two Foxes book for a classic run.
+        (
+            "selfplay.start_books",
+            "[\"../../data/beds/shutin40.book\"]\nstart_suite_fraction = 0.5\n[game]\nvariant = \"classic geese=13\"",
+        ),
         ("selfplay.opponent_fraction", "1.5"),
         ("selfplay.opponent", "\"\"\nopponent_fraction = 0.5"),
         (
@@ -1865,6 +1907,22 @@ mod tests {
             err.contains("optimizer") && err.contains("rmsprop"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn books_alone_fill_the_pool_the_suite_fraction_draws_from() {
+        let text = "[selfplay]\nstart_suite_fraction = 0.25\nstart_books = [\"../../data/beds/shutin40.book\", \"../../data/beds/neutral40.book\"]\n";
+        let config = RunConfig::from_toml(text, Path::new("books.toml")).unwrap();
+        assert!(config.selfplay.has_start_pool());
+        let pool = config.suite_and_book_starts().unwrap();
+        let shutin = crate::starts::book_positions(
+            &["../../data/beds/shutin40.book".into()],
+            Variant::two_foxes(),
+        )
+        .unwrap();
+        assert_eq!(shutin.len(), 44);
+        assert_eq!(&pool[..44], &shutin[..]);
+        assert_eq!(pool.len(), 44 + 43);
     }
 
     #[test]

@@ -40,12 +40,13 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// The log's note on games begun at drawn positions (none when there were
-/// none); `suites` when some may have come from `selfplay.start_suites`.
-fn drawn_starts_note(stats: &SelfPlayStats, suites: bool) -> String {
-    let note = match (stats.drawn_starts, suites) {
+/// none); `pool` when some may have come from `selfplay.start_suites` or
+/// `selfplay.start_books`.
+fn drawn_starts_note(stats: &SelfPlayStats, pool: bool) -> String {
+    let note = match (stats.drawn_starts, pool) {
         (0, _) => String::new(),
         (n, false) => format!(", {n} begun at positions of earlier games"),
-        (n, true) => format!(", {n} begun at positions of suites or earlier games"),
+        (n, true) => format!(", {n} begun at positions of suites, books or earlier games"),
     };
     note + &opponent_note(stats, "selfplay.opponent", "the network")
 }
@@ -315,7 +316,7 @@ impl Run {
             ));
         };
         let starts = self.start_positions(generation)?;
-        let suite_starts = self.config.start_suite_positions()?;
+        let suite_starts = self.config.suite_and_book_starts()?;
         let variant = cfg.variant()?;
         // Generation 1 follows generation 0, which plays no self-play.
         let carried = match cfg.selfplay.carry_over && generation >= 2 {
@@ -357,7 +358,7 @@ impl Run {
             "generation {generation} self-play: {} games ({} foxes / {} geese / {} draws), {} samples, {:.1} plies/game, {:.2} games/s, {:.0} positions/s, resign false {}/{}, net batch {:.1}, cache hits {:.0}%",
             row.games, row.foxes_wins, row.geese_wins, row.draws, row.samples, row.mean_plies, row.games_per_second,
             row.positions_per_second, row.resign_false, row.resign_checked, row.net_batch_mean, 100.0 * row.cache_hit_rate
-        ) + &drawn_starts_note(&stats, !cfg.selfplay.start_suites.is_empty())
+        ) + &drawn_starts_note(&stats, cfg.selfplay.has_start_pool())
             + &carry_note(&stats, cfg.selfplay.carry_over.then_some(&played.running[..]))
             + &proven_note(&stats, &cfg.selfplay)));
         Ok(stats)
@@ -477,7 +478,7 @@ impl Run {
         let last = cfg.run.generations;
         let variant = cfg.variant()?;
         let games = cfg.asynchronous.shard_games;
-        let suite_starts = self.config.start_suite_positions()?;
+        let suite_starts = self.config.suite_and_book_starts()?;
         let mut loaded: Option<(u32, Vec<NetEvaluator>, Vec<Position>)> = None;
         // With selfplay.carry_over, the games the last batch left running
         // (held in memory: they are lost if the worker is killed).

@@ -68,6 +68,21 @@ pub fn suite_positions(paths: &[String], variant: Variant) -> Result<Vec<Positio
     Ok(out)
 }
 
+/// The last position of every opening of the books in `paths`
+/// (`[selfplay] start_books`), in file and line order. A book is read as
+/// `match --book` reads it: every opening legal from the start of
+/// `variant` and leaving a move to play, or an error naming the file, the
+/// line and the ply.
+pub fn book_positions(paths: &[String], variant: Variant) -> Result<Vec<Position>, String> {
+    let mut out = Vec::new();
+    for path in paths {
+        let book = halatafl_arena::OpeningBook::read(std::path::Path::new(path), variant)
+            .map_err(|e| e.to_string())?;
+        out.extend(book.openings.iter().map(|game| *game.position()));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +127,33 @@ mod tests {
         let err = suite_positions(&[path], Variant::two_foxes()).unwrap_err();
         assert!(
             err.contains("classic13.csv, line 2: its variant is classic"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_books_last_positions_in_line_order_and_a_wrong_variant_by_line() {
+        let path = "../../data/beds/shutin40.book".to_string();
+        let positions = book_positions(std::slice::from_ref(&path), Variant::two_foxes()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .collect();
+        assert_eq!(positions.len(), lines.len());
+        // Each start is where its line's moves lead, a game still going.
+        for (position, line) in positions.iter().zip(&lines) {
+            let mut game = Game::start_of(Variant::two_foxes());
+            for text in line.split_whitespace() {
+                game.play_str(text).unwrap();
+            }
+            assert_eq!(position, game.position());
+            assert!(Game::new(*position).outcome().is_none());
+        }
+        let classic = Variant::classic(13, false).unwrap();
+        let err = book_positions(&[path], classic).unwrap_err();
+        assert!(
+            err.contains("shutin40.book") && err.contains("line "),
             "{err}"
         );
     }
