@@ -257,7 +257,7 @@ pub struct SelfPlayJob<'a, E: Evaluator<Game>> {
     /// (`selfplay.start_position_fraction`) begin at; empty: every game
     /// begins at the variant's start.
     pub starts: &'a [Position],
-    /// Suite positions that a share of the games
+    /// Suite and book positions that a share of the games
     /// (`selfplay.start_suite_fraction`) begin at, drawn before `starts`;
     /// empty: none.
     pub suite_starts: &'a [Position],
