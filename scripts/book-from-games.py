@@ -3,7 +3,8 @@
 
 Each kept game gives one opening: its moves from the start up to
 `--before-end K` plies before its end (the position K plies before the
-game's last move was played). Games are kept by who played the foxes or the
+game's last move was played). Several cuts, `--before-end 10,20,30`, give
+one opening per game for each, all the openings of the first cut first. Games are kept by who played the foxes or the
 geese (a substring of the agent spec), by result and by end reason, so a
 book can hold, say, every game the network's foxes lost by a shut-in, cut
 40 plies before the end: a test bed where a change aimed at those positions
@@ -28,8 +29,9 @@ import tempfile
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("games", help="game CSV written by match, tournament or ladder")
-    ap.add_argument("--before-end", type=int, required=True, metavar="K",
-                    help="cut each game K plies before its end (K >= 1)")
+    ap.add_argument("--before-end", required=True, metavar="K[,K...]",
+                    help="cut each game K plies before its end (K >= 1); several "
+                         "cuts separated by commas are written one after another")
     ap.add_argument("--foxes", default="", metavar="TEXT",
                     help="keep games whose foxes' agent spec contains TEXT")
     ap.add_argument("--geese", default="", metavar="TEXT",
@@ -41,8 +43,13 @@ def main():
                          "e.g. no-moves, pen-filled, repetition)")
     ap.add_argument("--out", help="book file to write (default: standard output)")
     args = ap.parse_args()
-    if args.before_end < 1:
-        sys.exit(f"--before-end {args.before_end}: give at least 1 ply")
+    try:
+        cuts = [int(k) for k in args.before_end.split(",")]
+    except ValueError:
+        sys.exit(f"--before-end {args.before_end}: give whole numbers of plies, "
+                 f"separated by commas (e.g. 40 or 10,20,30)")
+    if min(cuts) < 1:
+        sys.exit(f"--before-end {args.before_end}: give at least 1 ply for each cut")
     out = None
     if args.out:
         # The book replaces its target by a rename, so the target must be a
@@ -65,30 +72,13 @@ def main():
         sys.exit(f"{args.games}: not a game CSV (it lacks the columns "
                  f"{', '.join(sorted(need - rows[0].keys()))})")
 
-    lines, seen, short = [], set(), 0
-    for line_no, row in enumerate(rows, start=2):
-        if args.foxes not in row["foxes"] or args.geese not in row["geese"]:
-            continue
-        if args.result and row["result"] != args.result:
-            continue
-        if args.reason and row["reason"] != args.reason:
-            continue
-        moves = row["moves"].split()
-        cut = len(moves) - args.before_end
-        if cut < len(row["opening_moves"].split()) or cut < 1:
-            short += 1  # the cut would fall inside the game's own opening
-            continue
-        opening = " ".join(moves[:cut])
-        if opening in seen:
-            continue
-        seen.add(opening)
-        lines.append(f"# {os.path.basename(args.games)} game {row['game']} (line {line_no}): "
-                     f"{row['result']} by {row['reason']} at ply {len(moves)}, "
-                     f"foxes {row['foxes']}, geese {row['geese']}")
-        lines.append(opening)
-    if not seen:
-        sys.exit(f"{args.games}: no game matches the filters with more than "
-                 f"{args.before_end} plies after its opening")
+    lines, counts = [], []
+    for before_end in cuts:
+        count, short = cut_games(rows, args, before_end, lines)
+        if not count:
+            sys.exit(f"{args.games}: no game matches the filters with more than "
+                     f"{before_end} plies after its opening")
+        counts.append((before_end, count, short))
     text = "\n".join(lines) + "\n"
     if out:
         folder = os.path.dirname(out)
@@ -102,8 +92,37 @@ def main():
         os.replace(tmp, out)
     else:
         sys.stdout.write(text)
-    print(f"{len(seen)} openings cut {args.before_end} plies before the end"
-          + (f"; {short} games too short" if short else ""), file=sys.stderr)
+    for before_end, count, short in counts:
+        print(f"{count} openings cut {before_end} plies before the end"
+              + (f"; {short} games too short" if short else ""), file=sys.stderr)
+
+
+def cut_games(rows, args, before_end, lines):
+    """Appends to `lines` each kept game's opening `before_end` plies before
+    its end (after a `#` line naming the game), each distinct opening once;
+    returns how many openings and how many games were too short."""
+    seen, short = set(), 0
+    for line_no, row in enumerate(rows, start=2):
+        if args.foxes not in row["foxes"] or args.geese not in row["geese"]:
+            continue
+        if args.result and row["result"] != args.result:
+            continue
+        if args.reason and row["reason"] != args.reason:
+            continue
+        moves = row["moves"].split()
+        cut = len(moves) - before_end
+        if cut < len(row["opening_moves"].split()) or cut < 1:
+            short += 1  # the cut would fall inside the game's own opening
+            continue
+        opening = " ".join(moves[:cut])
+        if opening in seen:
+            continue
+        seen.add(opening)
+        lines.append(f"# {os.path.basename(args.games)} game {row['game']} (line {line_no}): "
+                     f"{row['result']} by {row['reason']} at ply {len(moves)}, "
+                     f"foxes {row['foxes']}, geese {row['geese']}")
+        lines.append(opening)
+    return len(seen), short
 
 
 if __name__ == "__main__":

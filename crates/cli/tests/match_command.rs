@@ -418,22 +418,28 @@ fn the_committed_test_beds_rebuild_and_load() {
         );
     }
     // The self-play start pool (data/starts/README.md): six cuts of each
-    // game, one after another.
+    // game, all of one cut before the next; a cut of no ply is refused.
     let starts = common::workspace().join("data/starts");
-    let mut rebuilt = String::new();
-    for before_end in ["10", "20", "30", "40", "50", "60"] {
-        let made = book_script(&starts, &["shutin-games.csv", "--before-end", before_end]);
-        assert!(
-            made.status.success(),
-            "{}",
-            String::from_utf8_lossy(&made.stderr)
-        );
-        rebuilt += &String::from_utf8(made.stdout).unwrap();
-    }
+    let made = book_script(
+        &starts,
+        &["shutin-games.csv", "--before-end", "10,20,30,40,50,60"],
+    );
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let committed = std::fs::read_to_string(starts.join("shutins.book")).unwrap();
     assert!(
-        rebuilt == committed,
+        String::from_utf8(made.stdout).unwrap() == committed,
         "data/starts/shutins.book is not what its games cut to"
+    );
+    let refused = book_script(&starts, &["shutin-games.csv", "--before-end", "10,0"]);
+    assert!(!refused.status.success() && refused.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("at least 1 ply for each cut"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
     );
     std::fs::remove_dir_all(&dir).ok();
 }
