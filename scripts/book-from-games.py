@@ -4,13 +4,14 @@
 Each kept game gives one opening: its moves from the start up to
 `--before-end K` plies before its end (the position K plies before the
 game's last move was played). Several cuts, `--before-end 10,20,30`, give
-one opening per game for each, all the openings of the first cut first. Games are kept by who played the foxes or the
-geese (a substring of the agent spec), by result and by end reason, so a
-book can hold, say, every game the network's foxes lost by a shut-in, cut
-40 plies before the end: a test bed where a change aimed at those positions
-shows in far fewer games than from the start. Openings that come out the
-same are kept once. Each opening is preceded by a `#` line that names the
-game it came from.
+one opening per game for each, all the openings of the first cut first.
+Games are kept by who played the foxes or the geese (a substring of the
+agent spec), by result and by end reason, so a book can hold, say, every
+game the network's foxes lost by a shut-in, cut 40 plies before the end: a
+test bed where a change aimed at those positions shows in far fewer games
+than from the start. Openings that come out the same are kept once (per
+cut). Each opening is preceded by a `#` line that names the game it came
+from.
 
     python3 scripts/book-from-games.py GAMES.csv --before-end 40 \\
         --foxes net: --result geese --reason no-moves --out shut-ins-40.book
