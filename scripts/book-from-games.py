@@ -73,9 +73,15 @@ def main():
         sys.exit(f"{args.games}: not a game CSV (it lacks the columns "
                  f"{', '.join(sorted(need - rows[0].keys()))})")
 
+    # The filters do not depend on the cut: the kept games, with their line
+    # numbers in the CSV, are chosen once.
+    kept = [(line_no, row) for line_no, row in enumerate(rows, start=2)
+            if args.foxes in row["foxes"] and args.geese in row["geese"]
+            and (not args.result or row["result"] == args.result)
+            and (not args.reason or row["reason"] == args.reason)]
     lines, counts = [], []
     for before_end in cuts:
-        count, short = cut_games(rows, args, before_end, lines)
+        count, short = cut_games(kept, args.games, before_end, lines)
         if not count:
             sys.exit(f"{args.games}: no game matches the filters with more than "
                      f"{before_end} plies after its opening")
@@ -98,18 +104,13 @@ def main():
               + (f"; {short} games too short" if short else ""), file=sys.stderr)
 
 
-def cut_games(rows, args, before_end, lines):
+def cut_games(kept, games, before_end, lines):
     """Appends to `lines` each kept game's opening `before_end` plies before
-    its end (after a `#` line naming the game), each distinct opening once;
-    returns how many openings and how many games were too short."""
+    its end (after a `#` line naming the game in the CSV `games`), each
+    distinct opening once; returns how many openings and how many games
+    were too short."""
     seen, short = set(), 0
-    for line_no, row in enumerate(rows, start=2):
-        if args.foxes not in row["foxes"] or args.geese not in row["geese"]:
-            continue
-        if args.result and row["result"] != args.result:
-            continue
-        if args.reason and row["reason"] != args.reason:
-            continue
+    for line_no, row in kept:
         moves = row["moves"].split()
         cut = len(moves) - before_end
         if cut < len(row["opening_moves"].split()) or cut < 1:
@@ -119,7 +120,7 @@ def cut_games(rows, args, before_end, lines):
         if opening in seen:
             continue
         seen.add(opening)
-        lines.append(f"# {os.path.basename(args.games)} game {row['game']} (line {line_no}): "
+        lines.append(f"# {os.path.basename(games)} game {row['game']} (line {line_no}): "
                      f"{row['result']} by {row['reason']} at ply {len(moves)}, "
                      f"foxes {row['foxes']}, geese {row['geese']}")
         lines.append(opening)
