@@ -101,6 +101,15 @@ pub struct MctsConfig {
     /// Games without geese ([`crate::SearchGame::geese_to_move`] `None`)
     /// keep a draw at 0.
     pub geese_draw: f32,
+    /// With the root proven won, search on to the budget for other proven
+    /// wins instead of stopping at the first, and play the winning move
+    /// whose proof keeps the most [`crate::SearchGame::material`] for the
+    /// winner (the proof's worst case: the loser picks the line that costs
+    /// most). The first proof found is the one the search happened on, and
+    /// in Two Foxes it often fills the pen by leaving the geese behind to
+    /// the foxes; this one is as certain and keeps more geese. An
+    /// immediate win is still played first.
+    pub cheapest_win: bool,
 }
 
 impl Default for MctsConfig {
@@ -129,6 +138,7 @@ impl Default for MctsConfig {
             capture_plies: 0,
             material_eval: false,
             geese_draw: 0.0,
+            cheapest_win: false,
         }
     }
 }

@@ -29,6 +29,18 @@
 //! is proven. Move choice takes a proven win (an immediate one first) and
 //! avoids proven losses.
 //!
+//! With `cheapest_win` a root proven won does not stop the search while
+//! some root move is unproven: selection at the root then skips the proven
+//! moves, so the rest of the budget goes to proving the others, and the
+//! move played is the proven win whose proof keeps the most material for
+//! the winner, by a minimax of [`SearchGame::material`] over the proof tree
+//! (the winner's best proven move where it moves, the loser's costliest
+//! reply where the loser moves, the count at the proof's ends). Every
+//! proof is a win, so this changes which win, never whether: it is the
+//! ordering MCTS-solver leaves open, filled with what a score-bounded
+//! search (Cazenave and Saffidine 2010, "Score Bounded Monte-Carlo Tree
+//! Search") would compare among proven results.
+//!
 //! # Moves-left utility
 //! With `moves_left_utility` u > 0 and an evaluator that predicts plies left
 //! (a network with a moves-left head), every value backed up from a leaf at
@@ -357,7 +369,7 @@ impl<G: SearchGame> Search<G> {
             Kind::Terminal => true,
             Kind::Fresh | Kind::Pending => false,
             Kind::Expanded => {
-                root.proven() != Proven::Unknown
+                (root.proven() != Proven::Unknown && !self.seeking_cheaper_win())
                     || root.num_children <= 1
                     || match self.config.root {
                         RootMode::Puct => self.done + self.in_flight >= self.budget,
@@ -365,6 +377,20 @@ impl<G: SearchGame> Search<G> {
                     }
             }
         }
+    }
+
+    /// Whether the search goes on past a root proven won, for another
+    /// proven win that costs less material ([`MctsConfig::cheapest_win`]):
+    /// while some root move is not yet proven.
+    fn seeking_cheaper_win(&self) -> bool {
+        let root = self.tree.root();
+        // The root's proof is for the mover into it: a loss there is a win
+        // for the side to move at the root.
+        self.config.cheapest_win
+            && root.proven() == Proven::Loss
+            && self.tree.nodes[root.children()]
+                .iter()
+                .any(|c| c.proven() == Proven::Unknown)
     }
 
     /// Selects up to `batch_size` leaves and appends them to `batch` (which may
@@ -792,11 +818,14 @@ impl<G: SearchGame> Search<G> {
             }
         }
         let fpu = -parent.q() - c.fpu_reduction * f32::sqrt(visited_prior);
+        // Past a root proven won, the search is for proofs of the other
+        // moves: revisiting a proven one would only back up what is known.
+        let unproven_only = node == ROOT && self.seeking_cheaper_win();
         let mut best = 0usize;
         let mut best_score = f32::NEG_INFINITY;
         for (i, ch) in nodes.iter().enumerate() {
             let proven = ch.proven();
-            if proven == Proven::Loss {
+            if proven == Proven::Loss || (unproven_only && proven != Proven::Unknown) {
                 continue;
             }
             let n = (ch.visits + ch.in_flight as u32) as f32;
@@ -938,6 +967,50 @@ impl<G: SearchGame> Search<G> {
         self.gumbel.end_phase(&scores);
     }
 
+    /// The material ([`SearchGame::material`]) the root's side to move is
+    /// sure to have at the end of the proof below `node`, a node of a
+    /// proven win for that side `depth` plies below the root, with the
+    /// scratch game standing at `node`: the most over the winner's proven
+    /// moves where it moves, the least over the loser's moves (all proven
+    /// lost) where the loser moves, and the count itself at the end. A
+    /// minimax of the material over the proof tree, so the loser's best
+    /// defence of its material is assumed.
+    fn proof_material(&mut self, node: usize, depth: usize) -> i32 {
+        let n = self.tree.nodes[node];
+        let winner_moves = depth.is_multiple_of(2);
+        let here = if winner_moves {
+            self.game.material()
+        } else {
+            -self.game.material()
+        };
+        if n.kind() != Kind::Expanded {
+            return here;
+        }
+        // Child proofs are for the mover into the child: the winner's moves
+        // are its proven wins, the loser's moves its proven losses.
+        let keeps = if winner_moves {
+            Proven::Win
+        } else {
+            Proven::Loss
+        };
+        let mut sure: Option<i32> = None;
+        for c in n.children() {
+            let child = self.tree.nodes[c];
+            if child.proven() != keeps {
+                continue;
+            }
+            self.game.play(child.mv);
+            let m = self.proof_material(c, depth + 1);
+            self.game.undo();
+            sure = Some(match sure {
+                None => m,
+                Some(s) if winner_moves => s.max(m),
+                Some(s) => s.min(m),
+            });
+        }
+        sure.unwrap_or(here)
+    }
+
     /// The search's findings at the root (call once [`Search::is_finished`]).
     pub fn result(&mut self) -> SearchResult<G::Move> {
         let root = *self.tree.root();
@@ -1018,7 +1091,9 @@ impl<G: SearchGame> Search<G> {
     }
 
     /// The move to play: a proven win if there is one (an immediate win
-    /// first), never a proven loss if anything else is left; otherwise by
+    /// first, then, with [`MctsConfig::cheapest_win`], the one whose proof
+    /// keeps the most material, then the most visited), never a proven
+    /// loss if anything else is left; otherwise by
     /// visits at the temperature of the game's ply (PUCT) or the best
     /// remaining Gumbel candidate. `None` if the game is over.
     pub fn choose_move(&mut self) -> Option<G::Move> {
@@ -1030,10 +1105,23 @@ impl<G: SearchGame> Search<G> {
         let first = range.start;
         let children: Vec<_> = self.tree.nodes[range].to_vec();
         let win = |c: &crate::tree::Node<G::Move>| c.proven() == Proven::Win;
-        if let Some(i) = (0..children.len())
-            .filter(|&i| win(&children[i]))
-            .max_by_key(|&i| (children[i].kind() == Kind::Terminal, children[i].visits))
-        {
+        let wins: Vec<usize> = (0..children.len()).filter(|&i| win(&children[i])).collect();
+        if !wins.is_empty() {
+            let mut kept = vec![0; children.len()];
+            if self.config.cheapest_win {
+                for &i in &wins {
+                    self.game.play(children[i].mv);
+                    kept[i] = self.proof_material(first + i, 1);
+                    self.game.undo();
+                }
+            }
+            let i = *wins
+                .iter()
+                .max_by_key(|&&i| {
+                    let c = &children[i];
+                    (c.kind() == Kind::Terminal, kept[i], c.visits)
+                })
+                .expect("wins are not empty");
             return Some(self.tree.nodes[first + i].mv);
         }
         let mut allowed: Vec<usize> = (0..children.len())

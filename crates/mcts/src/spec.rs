@@ -72,6 +72,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "geese_draw",
         "what a draw is worth to the geese, above -1 and below 1; the foxes count it at minus that, so below 0 the geese avoid repetitions and the foxes seek them (default 0)",
     ),
+    (
+        "cheapest_win",
+        "`true`: with the root proven won, search on for other proven wins and play the one whose proof keeps the most material, the geese kept or taken (default false)",
+    ),
 ];
 
 /// How leaves are evaluated when no network is given.
@@ -205,6 +209,7 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
             "must be above -1 and below 1 (a draw worth a win or a loss is not a draw)",
         ));
     }
+    c.cheapest_win = spec.get_or("cheapest_win", c.cheapest_win)?;
     let eval = match spec.params.get("eval").map(String::as_str) {
         None | Some("rollout") => LeafEval::Rollout {
             max_plies: spec.get_or("rollout_plies", 400u32)?,
@@ -277,6 +282,11 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         &c.material_eval,
     );
     put("geese_draw", c.geese_draw != d.geese_draw, &c.geese_draw);
+    put(
+        "cheapest_win",
+        c.cheapest_win != d.cheapest_win,
+        &c.cheapest_win,
+    );
     out
 }
 
@@ -323,12 +333,13 @@ mod tests {
             capture_plies: 3,
             material_eval: true,
             geese_draw: -0.25,
+            cheapest_win: true,
             ..MctsConfig::default()
         };
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,material_eval=true,geese_draw=-0.25"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,material_eval=true,geese_draw=-0.25,cheapest_win=true"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
@@ -414,6 +425,7 @@ mod tests {
             ("captures", d.capture_plies.to_string()),
             ("material_eval", d.material_eval.to_string()),
             ("geese_draw", d.geese_draw.to_string()),
+            ("cheapest_win", d.cheapest_win.to_string()),
         ] {
             assert_eq!(stated(key), value, "{key}");
         }

@@ -37,6 +37,14 @@ fn configs() -> Vec<(&'static str, MctsConfig)> {
             },
         ),
         (
+            "puct-cheapest-win",
+            MctsConfig {
+                cheapest_win: true,
+                material_utility: 0.3,
+                ..base.clone()
+            },
+        ),
+        (
             "gumbel",
             MctsConfig {
                 root: RootMode::Gumbel,
@@ -530,6 +538,19 @@ fn most_visited_move_is_the_minimax_move() {
                 search.run(&UniformEvaluator, 800, None, None)
             };
             let mv = search.choose_move().unwrap();
+            if config.cheapest_win {
+                // The only win within three plies need not be the only win:
+                // a longer proof that keeps more material may be played.
+                let i = result.moves.iter().position(|m| *m == mv).unwrap();
+                assert_eq!(
+                    result.proven_moves[i],
+                    Some(Terminal::Win),
+                    "{name} at {}: {mv} is not a proven win",
+                    g.position()
+                );
+                assert_eq!(result.proven, Some(Terminal::Win));
+                continue;
+            }
             assert_eq!(
                 mv,
                 *win,
