@@ -543,6 +543,12 @@ pub struct SearchSection {
     /// key. Below 0 the geese avoid repetitions and the foxes seek them.
     /// The value target stays the result.
     pub geese_draw: f32,
+    /// Past a root proven won, self-play's and evaluation's searches go on
+    /// to their budget for the other moves' proofs and play the win whose
+    /// proof keeps the most geese (the `cheapest_win=true` agent key; see
+    /// `halatafl_mcts::search`). The policy target still shares itself
+    /// among the proven wins.
+    pub cheapest_win: bool,
 }
 
 /// The search keys' defaults are the search crate's self-play setting
@@ -573,6 +579,7 @@ impl Default for SearchSection {
             capture_plies: m.capture_plies,
             material_eval: m.material_eval,
             geese_draw: m.geese_draw,
+            cheapest_win: m.cheapest_win,
         }
     }
 }

@@ -149,6 +149,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         capture_plies: s.capture_plies,
         material_eval: s.material_eval,
         geese_draw: s.geese_draw,
+        cheapest_win: s.cheapest_win,
         ..MctsConfig::default()
     }
 }
