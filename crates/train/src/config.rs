@@ -1872,6 +1872,7 @@ mod tests {
         "run.seed",
         "bootstrap.replay_generations",
         "search.temperature_plies",
+        "search.cheapest_win",
         "replay.mirror",
         "selfplay.carry_over",
         "train.optimizer",
