@@ -14,6 +14,11 @@ pub enum RootMode {
 /// turn in it multiplies the work by the geese's twenty-odd moves.
 pub const MAX_CAPTURE_PLIES: u32 = 6;
 
+/// The most geese a point of the foxes' room may be worth
+/// ([`MctsConfig::room_weight`]): at 4 the whole board's room is already
+/// deep in the utility's flat tanh, and more only hides the geese.
+pub const MAX_ROOM_WEIGHT: f32 = 4.0;
+
 /// Search settings. [`MctsConfig::default`] is the setting for playing
 /// strength (no noise, best move); [`MctsConfig::self_play`] adds the
 /// exploration self-play needs.
@@ -91,6 +96,11 @@ pub struct MctsConfig {
     /// formation, the foxes' room) as well as by the geese it keeps. Needs
     /// the utility on; a game without an evaluation counts its material.
     pub material_eval: bool,
+    /// Geese a unit of [`crate::SearchGame::room`] is worth in the material
+    /// utility's count (0: off): in Two Foxes a point of the foxes' room,
+    /// so the geese gain by walling the foxes in and the foxes by keeping
+    /// room. Needs the utility on.
+    pub room_weight: f32,
     /// What a draw is worth to the geese, in (-1, 1); the foxes count it
     /// at minus that (0: a draw is worth 0 to both, as its result is).
     /// Every backed-up value becomes `q + v * d` for the player it is
@@ -137,6 +147,7 @@ impl Default for MctsConfig {
             material_utility: 0.0,
             capture_plies: 0,
             material_eval: false,
+            room_weight: 0.0,
             geese_draw: 0.0,
             cheapest_win: false,
         }

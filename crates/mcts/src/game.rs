@@ -7,6 +7,7 @@
 
 use crate::rng::SplitMix64;
 use halatafl_alphabeta::EvalWeights;
+use halatafl_rules::geometry::Geometry;
 use halatafl_rules::{Game, Move, Position, Side};
 use std::fmt;
 
@@ -96,6 +97,15 @@ pub trait SearchGame: Clone + Send + Sync + 'static {
     /// the game has none, and the utility counts the material.
     fn evaluation(&self) -> Option<f32> {
         None
+    }
+
+    /// A count of the foxes' room, signed as [`SearchGame::material`] is
+    /// (the side to move wants it high), that the material utility adds to
+    /// its count at [`crate::MctsConfig::room_weight`] per unit. In Two
+    /// Foxes the empty points the foxes could reach, counted for the foxes
+    /// and minus that for the geese. 0, the default: nothing to add.
+    fn room(&self) -> i32 {
+        0
     }
 
     /// What the side to move at `leaf` gains in [`SearchGame::material`]
@@ -239,6 +249,20 @@ impl SearchGame for Game {
         let weights = EvalWeights::for_variant(self.position().variant());
         let score = halatafl_alphabeta::evaluate(self.position(), &weights) - weights.tempo;
         Some(score as f32 / weights.goose as f32)
+    }
+
+    /// The empty points the foxes could reach by steps and jumps if the
+    /// geese stood still (the solver's shut-in region, uncapped): 0 when
+    /// they are shut in, which is how alpha-beta's geese win cheaply. For
+    /// the foxes; minus that for the geese.
+    fn room(&self) -> i32 {
+        let p = self.position();
+        let g = Geometry::get(p.variant().corner_links);
+        let room = g.reachable(p.foxes(), p.empty(), p.geese()).count() as i32;
+        match p.side() {
+            Side::Foxes => room,
+            Side::Geese => -room,
+        }
     }
 
     #[inline]

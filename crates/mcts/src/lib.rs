@@ -30,7 +30,7 @@ mod spec;
 mod tree;
 
 pub use agent::MctsAgent;
-pub use config::{MctsConfig, RootMode, MAX_CAPTURE_PLIES};
+pub use config::{MctsConfig, RootMode, MAX_CAPTURE_PLIES, MAX_ROOM_WEIGHT};
 pub use evaluator::{Evaluations, Evaluator, LeafBatch, RolloutEvaluator, UniformEvaluator, Wdl};
 pub use game::{SearchGame, Terminal, TwoFoxesLeaf};
 pub use lockstep::Lockstep;

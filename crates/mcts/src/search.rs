@@ -116,6 +116,15 @@
 //! as AlphaGo mixed its rollouts' result into the value network's (Silver
 //! et al. 2016, λ = 0.5 there), here through the utility's m.
 //!
+//! With `room_weight` w > 0 the count adds w times [`SearchGame::room`]:
+//! in Two Foxes the empty points the foxes could reach if the geese stood
+//! still, for the foxes (minus that for the geese). A line that walls the
+//! foxes in is then worth more to the geese by w a point, as a goose kept
+//! is worth 1: what alpha-beta's evaluation counts as the foxes' room
+//! (there at 0.03 geese a point beside a bonus for the pen), and what the
+//! network's own value does not see, since its geese win by filling the
+//! pen and almost never by shutting the foxes in.
+//!
 //! Where the evaluator predicts nothing, `capture_plies` K > 0 gives each
 //! new leaf a prediction of its own: [`SearchGame::capture_outlook`], a
 //! K-ply minimax on material alone (in Two Foxes the foxes' compulsory
@@ -194,7 +203,12 @@ fn material_count<G: SearchGame>(game: &G, config: &MctsConfig) -> f32 {
         return 0.0;
     }
     let evaluation = config.material_eval.then(|| game.evaluation()).flatten();
-    evaluation.unwrap_or_else(|| game.material() as f32)
+    let count = evaluation.unwrap_or_else(|| game.material() as f32);
+    if config.room_weight > 0.0 {
+        count + config.room_weight * game.room() as f32
+    } else {
+        count
+    }
 }
 
 /// The moves-left utility's adjustment of `q` (for either player) along a

@@ -69,6 +69,10 @@ pub const MCTS_OPTIONS: &[(&str, &str)] = &[
         "`true`: the material utility counts alpha-beta's evaluation, in geese, rather than the geese alone, with `material` > 0 (default false)",
     ),
     (
+        "room",
+        "geese a point of the foxes' room is worth in the material utility's count, 0 to 4, with `material` > 0: the geese gain by walling the foxes in (default 0)",
+    ),
+    (
         "geese_draw",
         "what a draw is worth to the geese, above -1 and below 1; the foxes count it at minus that, so below 0 the geese avoid repetitions and the foxes seek them (default 0)",
     ),
@@ -189,11 +193,19 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
         ));
     }
     c.material_eval = spec.get_or("material_eval", c.material_eval)?;
-    // The capture search and the evaluation act only through the material
-    // utility: without it either key would be silently ignored.
+    c.room_weight = spec.get_or("room", c.room_weight)?;
+    if !(0.0..=crate::MAX_ROOM_WEIGHT).contains(&c.room_weight) {
+        return Err(bad(
+            "room",
+            &format!("must be from 0 to {} (geese a point)", crate::MAX_ROOM_WEIGHT),
+        ));
+    }
+    // The capture search, the evaluation and the room act only through
+    // the material utility: without it each key would be silently ignored.
     for (key, on) in [
         ("captures", c.capture_plies > 0),
         ("material_eval", c.material_eval),
+        ("room", c.room_weight > 0.0),
     ] {
         if on && c.material_utility == 0.0 {
             return Err(bad(
@@ -281,6 +293,7 @@ pub fn spec_options(config: &MctsConfig, skip: &[&str]) -> Vec<String> {
         c.material_eval != d.material_eval,
         &c.material_eval,
     );
+    put("room", c.room_weight != d.room_weight, &c.room_weight);
     put("geese_draw", c.geese_draw != d.geese_draw, &c.geese_draw);
     put(
         "cheapest_win",
@@ -332,6 +345,7 @@ mod tests {
             material_utility: 0.2,
             capture_plies: 3,
             material_eval: true,
+            room_weight: 0.25,
             geese_draw: -0.25,
             cheapest_win: true,
             ..MctsConfig::default()
@@ -339,7 +353,7 @@ mod tests {
         let options = spec_options(&searched, &["sims"]);
         assert_eq!(
             options.join(","),
-            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,material_eval=true,geese_draw=-0.25,cheapest_win=true"
+            "cpuct=2.5,fpu=0.1,batch=4,gumbel=true,m=8,noise=true,eps=0.3,temp=0.7,temp_plies=12,reuse=false,material=0.2,captures=3,material_eval=true,room=0.25,geese_draw=-0.25,cheapest_win=true"
         );
         assert_eq!(parse(&options), searched);
         assert!(!spec_options(&searched, &["sims", "batch"])
@@ -375,6 +389,10 @@ mod tests {
             ("mcts:material=0.3,captures=7", "from 0 to 6"),
             ("mcts:material=0.3,captures=-1", "captures"),
             ("mcts:material_eval=true", "give `material=m`"),
+            ("mcts:room=0.25", "give `material=m`"),
+            ("mcts:material=0.3,room=5", "from 0 to 4"),
+            ("mcts:material=0.3,room=nan", "from 0 to 4"),
+            ("mcts:material=0.3,room=-1", "from 0 to 4"),
             ("mcts:material=0.3,material_eval=2", "material_eval"),
         ] {
             let err = parse(bad).unwrap_err().to_string();
@@ -424,6 +442,7 @@ mod tests {
             ("material", d.material_utility.to_string()),
             ("captures", d.capture_plies.to_string()),
             ("material_eval", d.material_eval.to_string()),
+            ("room", d.room_weight.to_string()),
             ("geese_draw", d.geese_draw.to_string()),
             ("cheapest_win", d.cheapest_win.to_string()),
         ] {

@@ -17,8 +17,8 @@ pub const AGENT_FORMS: &str = "valid agent specs:
                                           (rollout|uniform), rollout_plies, cpuct, cbase,
                                           fpu, batch, vloss, gumbel=true, m, cvisit, cscale,
                                           noise, alpha, eps, temp, temp_plies, reuse,
-                                          material, captures, material_eval, geese_draw,
-                                          cheapest_win
+                                          material, captures, material_eval, room,
+                                          geese_draw, cheapest_win
                                           e.g. mcts:sims=2000, mcts:sims=200,gumbel=true
   net:ckpt=PATH[,sims=N|ms=T][,device=cpu|cuda][,precision=f32|bf16|auto][,mcts options]
                                           a trained network: MCTS with N simulations

@@ -537,6 +537,11 @@ pub struct SearchSection {
     /// `material_eval=true` agent key; see `halatafl_mcts::search`). Needs
     /// `material_utility` > 0.
     pub material_eval: bool,
+    /// Geese a point of the foxes' room is worth in the material utility's
+    /// count in self-play's and evaluation's searches (the `room=w` agent
+    /// key; 0: off; at most [`halatafl_mcts::MAX_ROOM_WEIGHT`]): the geese
+    /// gain by walling the foxes in. Needs `material_utility` > 0.
+    pub room_weight: f32,
     /// What a draw is worth to the geese in self-play's and evaluation's
     /// searches, above -1 and below 1 (the foxes count it at minus that;
     /// 0: a draw is worth 0, as its result is): the `geese_draw=v` agent
@@ -578,6 +583,7 @@ impl Default for SearchSection {
             material_utility: m.material_utility,
             capture_plies: m.capture_plies,
             material_eval: m.material_eval,
+            room_weight: m.room_weight,
             geese_draw: m.geese_draw,
             cheapest_win: m.cheapest_win,
         }
@@ -642,7 +648,12 @@ impl SearchSection {
             s.capture_plies,
             0..=halatafl_mcts::MAX_CAPTURE_PLIES,
         )?;
-        // Both act only through the material utility.
+        real(
+            "search.room_weight",
+            s.room_weight,
+            closed(0.0, halatafl_mcts::MAX_ROOM_WEIGHT as f64),
+        )?;
+        // These act only through the material utility.
         for (key, on, value) in [
             (
                 "search.capture_plies",
@@ -653,6 +664,11 @@ impl SearchSection {
                 "search.material_eval",
                 s.material_eval,
                 s.material_eval.to_string(),
+            ),
+            (
+                "search.room_weight",
+                s.room_weight > 0.0,
+                s.room_weight.to_string(),
             ),
         ] {
             if on && s.material_utility == 0.0 {
@@ -1740,6 +1756,9 @@ mod tests {
         ("search.capture_plies", "7\nmaterial_utility = 0.3"),
         ("search.capture_plies", "3"),
         ("search.material_eval", "true"),
+        ("search.room_weight", "0.5"),
+        ("search.room_weight", "5.0\nmaterial_utility = 0.3"),
+        ("search.room_weight", "-0.5\nmaterial_utility = 0.3"),
         ("search.geese_draw", "1.0"),
         ("search.geese_draw", "-1.0"),
         ("search.geese_draw", "nan"),

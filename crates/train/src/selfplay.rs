@@ -148,6 +148,7 @@ pub fn search_config(config: &RunConfig) -> MctsConfig {
         material_utility: s.material_utility,
         capture_plies: s.capture_plies,
         material_eval: s.material_eval,
+        room_weight: s.room_weight,
         geese_draw: s.geese_draw,
         cheapest_win: s.cheapest_win,
         ..MctsConfig::default()
