@@ -35,6 +35,14 @@ pub struct SideRecords {
     /// positive, zero or negative: the pair score with the geese margin
     /// breaking its ties (see [`crate::stats`], "the geese margin").
     pub result_then_margin: Moments,
+    /// How its games as the foxes ended: games per (result for it, +1
+    /// win, 0 draw, -1 loss; the rules' reason, e.g. `pen-filled`).
+    pub ends_as_foxes: BTreeMap<(i32, String), u64>,
+    /// How its games as the geese ended, the same way. Two Foxes' geese
+    /// win by filling the pen or by shutting the foxes in (`no-moves`), and
+    /// the two cost very different numbers of geese: the margin alone does
+    /// not say which route an agent takes.
+    pub ends_as_geese: BTreeMap<(i32, String), u64>,
     /// Thinking time over all games.
     pub time: ThinkingTime,
 }
@@ -109,10 +117,12 @@ impl MatchSummary {
                 }
                 agent.time.add(row, side);
                 let taken = geese_taken(row) as f64;
-                match side {
-                    Side::Foxes => agent.taken_as_foxes.add(taken),
-                    Side::Geese => agent.lost_as_geese.add(taken),
-                }
+                let (moments, ends) = match side {
+                    Side::Foxes => (&mut agent.taken_as_foxes, &mut agent.ends_as_foxes),
+                    Side::Geese => (&mut agent.lost_as_geese, &mut agent.ends_as_geese),
+                };
+                moments.add(taken);
+                *ends.entry((r, row.reason.clone())).or_default() += 1;
             }
         }
         for games in by_opening.values() {
@@ -229,6 +239,44 @@ fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     writeln!(f)
 }
 
+/// `  ends      as foxes: drew 23 (threefold 21, fifty-moves 2), lost 14
+/// (no-moves 12, pen-filled 2); as geese: won 33 (pen-filled 33), drew 7
+/// (threefold 7)`: how the agent's games ended, per side, by result and by
+/// the rules' reason, the commonest reason first.
+fn ends_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
+    let side = |ends: &BTreeMap<(i32, String), u64>| {
+        let mut parts = Vec::new();
+        for (result, word) in [(1, "won"), (0, "drew"), (-1, "lost")] {
+            let mut reasons: Vec<(&str, u64)> = ends
+                .iter()
+                .filter(|((r, _), _)| *r == result)
+                .map(|((_, reason), &n)| (reason.as_str(), n))
+                .collect();
+            if reasons.is_empty() {
+                continue;
+            }
+            reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            let total: u64 = reasons.iter().map(|(_, n)| n).sum();
+            let listed: Vec<String> = reasons
+                .iter()
+                .map(|(reason, n)| format!("{reason} {n}"))
+                .collect();
+            parts.push(format!("{word} {total} ({})", listed.join(", ")));
+        }
+        parts.join(", ")
+    };
+    let mut sides = Vec::new();
+    for (name, ends) in [("as foxes", &a.ends_as_foxes), ("as geese", &a.ends_as_geese)] {
+        if !ends.is_empty() {
+            sides.push(format!("{name}: {}", side(ends)));
+        }
+    }
+    if sides.is_empty() {
+        return Ok(());
+    }
+    writeln!(f, "  ends      {}", sides.join("; "))
+}
+
 /// `0.640 [0.555, 0.725]`: pairs by result, then margin, with the 95%
 /// interval clipped to [0, 1] (`-` without pairs).
 pub fn result_then_margin_text(m: &Moments) -> String {
@@ -268,6 +316,7 @@ impl fmt::Display for MatchSummary {
                     pair_line(f, &a.pairs)?;
                 }
                 geese_line(f, a)?;
+                ends_line(f, a)?;
             }
             writeln!(
                 f,
@@ -492,6 +541,50 @@ mod tests {
             s.one_line().contains("; geese margin +1.67 ["),
             "{}",
             s.one_line()
+        );
+    }
+
+    #[test]
+    fn the_ends_line_says_how_each_sides_games_ended() {
+        let end = |game: usize, result: &str, reason: &str| GameRow {
+            result: result.into(),
+            reason: reason.into(),
+            ..row(game, "", 10, [0.0, 0.0])
+        };
+        // A has the foxes in odd games: it loses two to a shut-in and one
+        // to the pen, and draws one; as the geese it fills the pen three
+        // times and draws once.
+        let rows = [
+            end(1, "geese", "no-moves"),
+            end(2, "geese", "pen-filled"),
+            end(3, "geese", "pen-filled"),
+            end(4, "geese", "pen-filled"),
+            end(5, "geese", "no-moves"),
+            end(6, "geese", "pen-filled"),
+            end(7, "draw", "threefold"),
+            end(8, "draw", "fifty-moves"),
+        ];
+        let s = MatchSummary::from_match("a", "b", &rows);
+        let [a, b] = &s.agents;
+        assert_eq!(a.ends_as_foxes[&(-1, "no-moves".to_string())], 2);
+        assert_eq!(a.ends_as_geese[&(1, "pen-filled".to_string())], 3);
+        assert_eq!(b.ends_as_geese[&(1, "no-moves".to_string())], 2);
+        let text = s.to_string();
+        assert!(
+            text.contains(
+                "  ends      as foxes: drew 1 (threefold 1), lost 3 (no-moves 2, pen-filled 1); \
+                 as geese: won 3 (pen-filled 3), drew 1 (fifty-moves 1)\n"
+            ),
+            "{text}"
+        );
+        // B's line shows with the alternate form only, from its own side.
+        let text = format!("{s:#}");
+        assert!(
+            text.contains(
+                "  ends      as foxes: drew 1 (fifty-moves 1), lost 3 (pen-filled 3); \
+                 as geese: won 3 (no-moves 2, pen-filled 1), drew 1 (threefold 1)\n"
+            ),
+            "{text}"
         );
     }
 

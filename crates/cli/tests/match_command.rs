@@ -174,6 +174,18 @@ fn summary_reprints_and_pools(csv_path: &std::path::Path, match_stdout: &str) {
         b["result_then_margin"]["mean"].as_f64().unwrap(),
     );
     assert!((ra + rb - 1.0).abs() < 1e-9, "{v}");
+    // How the games ended covers every game of each side, once.
+    for (side, key) in [("foxes", "ends_as_foxes"), ("geese", "ends_as_geese")] {
+        let ends = a[key].as_array().unwrap();
+        let games: u64 = ends.iter().map(|e| e["games"].as_u64().unwrap()).sum();
+        assert_eq!(games, a[side]["games"].as_u64().unwrap(), "{v}");
+        let won: u64 = ends
+            .iter()
+            .filter(|e| e["result"] == "won")
+            .map(|e| e["games"].as_u64().unwrap())
+            .sum();
+        assert_eq!(won, a[side]["wins"].as_u64().unwrap(), "{v}");
+    }
 
     // A damaged file is named, with the row that is wrong.
     let bad = csv_path.with_file_name("bad.csv");

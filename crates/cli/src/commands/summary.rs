@@ -137,6 +137,23 @@ fn share_json(m: &Moments) -> Value {
     json!({"n": m.n, "mean": m.mean(), "lo": lo, "hi": hi})
 }
 
+/// How one side's games ended: `[{"result": "won", "reason": "pen-filled",
+/// "games": 33}, ...]`, wins first, then draws, then losses.
+fn ends_json(ends: &std::collections::BTreeMap<(i32, String), u64>) -> Value {
+    let mut rows: Vec<(&(i32, String), &u64)> = ends.iter().collect();
+    rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)).then(a.0 .1.cmp(&b.0 .1)));
+    let word = |r: i32| match r {
+        1 => "won",
+        0 => "drew",
+        _ => "lost",
+    };
+    Value::Array(
+        rows.into_iter()
+            .map(|((r, reason), n)| json!({"result": word(*r), "reason": reason, "games": n}))
+            .collect(),
+    )
+}
+
 /// One agent's side of the summary, every number `match` prints.
 fn side_json(a: &SideRecords) -> Value {
     let (lo, hi) = a.pairs.interval();
@@ -150,6 +167,8 @@ fn side_json(a: &SideRecords) -> Value {
         "lost_as_geese": moments_json(&a.lost_as_geese),
         "margin": moments_json(&a.margin),
         "result_then_margin": share_json(&a.result_then_margin),
+        "ends_as_foxes": ends_json(&a.ends_as_foxes),
+        "ends_as_geese": ends_json(&a.ends_as_geese),
         "ms_per_move": a.time.ms_per_move(),
         "moves": a.time.moves,
     })
