@@ -266,7 +266,10 @@ fn ends_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
         parts.join(", ")
     };
     let mut sides = Vec::new();
-    for (name, ends) in [("as foxes", &a.ends_as_foxes), ("as geese", &a.ends_as_geese)] {
+    for (name, ends) in [
+        ("as foxes", &a.ends_as_foxes),
+        ("as geese", &a.ends_as_geese),
+    ] {
         if !ends.is_empty() {
             sides.push(format!("{name}: {}", side(ends)));
         }

@@ -197,7 +197,10 @@ pub fn from_spec(spec: &AgentSpec, extra_keys: &[&str]) -> Result<MctsSpec, Spec
     if !(0.0..=crate::MAX_ROOM_WEIGHT).contains(&c.room_weight) {
         return Err(bad(
             "room",
-            &format!("must be from 0 to {} (geese a point)", crate::MAX_ROOM_WEIGHT),
+            &format!(
+                "must be from 0 to {} (geese a point)",
+                crate::MAX_ROOM_WEIGHT
+            ),
         ));
     }
     // The capture search, the evaluation and the room act only through

@@ -141,7 +141,12 @@ fn share_json(m: &Moments) -> Value {
 /// "games": 33}, ...]`, wins first, then draws, then losses.
 fn ends_json(ends: &std::collections::BTreeMap<(i32, String), u64>) -> Value {
     let mut rows: Vec<(&(i32, String), &u64)> = ends.iter().collect();
-    rows.sort_by(|a, b| b.0 .0.cmp(&a.0 .0).then(b.1.cmp(a.1)).then(a.0 .1.cmp(&b.0 .1)));
+    rows.sort_by(|a, b| {
+        b.0 .0
+            .cmp(&a.0 .0)
+            .then(b.1.cmp(a.1))
+            .then(a.0 .1.cmp(&b.0 .1))
+    });
     let word = |r: i32| match r {
         1 => "won",
         0 => "drew",
