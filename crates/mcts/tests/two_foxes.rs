@@ -223,6 +223,44 @@ fn the_evaluation_is_alpha_betas_in_geese_without_the_tempo() {
     }
 }
 
+/// Searches `g` with one visit per root move (a first-play urgency above
+/// every visited move) and a value that says nothing (the uniform
+/// evaluator's draws), and checks that each move's q is the material
+/// utility's `0.3 tanh(gain / 4)`, with `gain` what the move changed
+/// `count` by for the mover (`count` is for the side to move, as the
+/// game's material is). Returns each move with its gain.
+fn one_visit_gains(
+    g: &Game,
+    config: MctsConfig,
+    count: impl Fn(&Game) -> f32,
+) -> Vec<(Move, f32)> {
+    let n = g.position().legal_moves().len() as u32;
+    let config = MctsConfig {
+        sims: n,
+        fpu_reduction: -3.0,
+        material_utility: 0.3,
+        ..config
+    };
+    let mut search = Search::new(g.clone(), config, 1);
+    let result = search.run(&UniformEvaluator, n, None, None);
+    assert!(result.visits.iter().all(|&v| v == 1), "{:?}", result.visits);
+    let mut gains = Vec::new();
+    for (i, &mv) in result.moves.iter().enumerate() {
+        let mut after = g.clone();
+        after.play_unchecked(mv);
+        // After the move the other side is to move: its count, negated.
+        let gain = -count(&after) - count(g);
+        let expected = 0.3 * (gain / 4.0).tanh();
+        assert!(
+            (result.q[i] - expected).abs() < 1e-5,
+            "{mv}: q {} against {expected}",
+            result.q[i]
+        );
+        gains.push((mv, gain));
+    }
+    gains
+}
+
 /// With `material_eval` the utility counts the change of the evaluation:
 /// with a value that says nothing (the uniform evaluator's draws) and one
 /// visit per root move (a first-play urgency above every visited move),
@@ -232,39 +270,21 @@ fn the_evaluation_is_alpha_betas_in_geese_without_the_tempo() {
 #[test]
 fn material_eval_counts_the_evaluations_change() {
     let (g, _) = mixed_geese_position();
-    let n = g.position().legal_moves().len() as u32;
     let with = |material_eval: bool| MctsConfig {
-        sims: n,
-        fpu_reduction: -3.0,
-        material_utility: 0.3,
         material_eval,
         ..MctsConfig::default()
     };
-    let root = SearchGame::evaluation(&g).unwrap();
-    let mut search = Search::new(g.clone(), with(true), 1);
-    let result = search.run(&UniformEvaluator, n, None, None);
-    assert!(result.visits.iter().all(|&v| v == 1), "{:?}", result.visits);
-    let mut gains = Vec::new();
-    for (i, &mv) in result.moves.iter().enumerate() {
-        let mut after = g.clone();
-        after.play_unchecked(mv);
-        // The evaluation is for the side to move: the foxes after the move.
-        let gain = -SearchGame::evaluation(&after).unwrap() - root;
-        let expected = 0.3 * (gain / 4.0).tanh();
-        assert!(
-            (result.q[i] - expected).abs() < 1e-5,
-            "{mv}: q {} against {expected}",
-            result.q[i]
-        );
-        gains.push(gain);
-    }
+    let evaluation = |g: &Game| SearchGame::evaluation(g).unwrap();
+    let gains = one_visit_gains(&g, with(true), evaluation);
     assert!(
-        gains.iter().any(|&x| x > 0.0) && gains.iter().any(|&x| x < 0.0),
+        gains.iter().any(|&(_, x)| x > 0.0) && gains.iter().any(|&(_, x)| x < 0.0),
         "the position's moves should both raise and lower the evaluation: {gains:?}"
     );
-    let mut plain = Search::new(g.clone(), with(false), 1);
-    let result = plain.run(&UniformEvaluator, n, None, None);
-    assert!(result.q.iter().all(|q| q.abs() < 1e-6), "{:?}", result.q);
+    // Without the key the count is the material, which no goose move here
+    // changes.
+    let material = |g: &Game| SearchGame::material(g) as f32;
+    let gains = one_visit_gains(&g, with(false), material);
+    assert!(gains.iter().all(|&(_, x)| x == 0.0), "{gains:?}");
 }
 
 /// The foxes' room: at the start the foxes reach every empty point (the
@@ -299,40 +319,22 @@ fn the_room_is_where_the_foxes_could_go() {
 fn the_room_weight_counts_the_room_taken() {
     let g = game("F.F/.../......./GGG.GGG/GGGGGGG/GGG/... g 0");
     assert_eq!(SearchGame::room(&g), -12);
-    let n = g.position().legal_moves().len() as u32;
     let with = |room_weight: f32| MctsConfig {
-        sims: n,
-        fpu_reduction: -3.0,
-        material_utility: 0.3,
         room_weight,
         ..MctsConfig::default()
     };
     let count = |g: &Game| SearchGame::material(g) as f32 + 0.5 * SearchGame::room(g) as f32;
-    let mut search = Search::new(g.clone(), with(0.5), 1);
-    let result = search.run(&UniformEvaluator, n, None, None);
-    assert!(result.visits.iter().all(|&v| v == 1), "{:?}", result.visits);
-    let mut opening = Vec::new();
-    for (i, &mv) in result.moves.iter().enumerate() {
-        let mut after = g.clone();
-        after.play_unchecked(mv);
-        // The count is for the side to move: the foxes after the move.
-        let gain = -count(&after) - count(&g);
-        let expected = 0.3 * (gain / 4.0).tanh();
-        assert!(
-            (result.q[i] - expected).abs() < 1e-5,
-            "{mv}: q {} against {expected}",
-            result.q[i]
-        );
-        if gain != 0.0 {
-            opening.push((mv.to_string(), gain));
-        }
-    }
+    let mut opening: Vec<(String, f32)> = one_visit_gains(&g, with(0.5), count)
+        .into_iter()
+        .filter(|&(_, gain)| gain != 0.0)
+        .map(|(mv, gain)| (mv.to_string(), gain))
+        .collect();
     opening.sort_by(|a, b| a.0.cmp(&b.0));
     let back = |mv: &str| (mv.to_string(), -1.5);
     assert_eq!(opening, [back("c3-d4"), back("d3-d4"), back("e3-d4")]);
-    let mut plain = Search::new(g.clone(), with(0.0), 1);
-    let result = plain.run(&UniformEvaluator, n, None, None);
-    assert!(result.q.iter().all(|q| q.abs() < 1e-6), "{:?}", result.q);
+    let material = |g: &Game| SearchGame::material(g) as f32;
+    let gains = one_visit_gains(&g, with(0.0), material);
+    assert!(gains.iter().all(|&(_, x)| x == 0.0), "{gains:?}");
 }
 
 /// The capture outlook against the rules' own moves, on positions of
