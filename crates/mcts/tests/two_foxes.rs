@@ -229,11 +229,7 @@ fn the_evaluation_is_alpha_betas_in_geese_without_the_tempo() {
 /// utility's `0.3 tanh(gain / 4)`, with `gain` what the move changed
 /// `count` by for the mover (`count` is for the side to move, as the
 /// game's material is). Returns each move with its gain.
-fn one_visit_gains(
-    g: &Game,
-    config: MctsConfig,
-    count: impl Fn(&Game) -> f32,
-) -> Vec<(Move, f32)> {
+fn one_visit_gains(g: &Game, config: MctsConfig, count: impl Fn(&Game) -> f32) -> Vec<(Move, f32)> {
     let n = g.position().legal_moves().len() as u32;
     let config = MctsConfig {
         sims: n,
