@@ -115,10 +115,11 @@ pub struct MctsConfig {
     /// wins instead of stopping at the first, and play the winning move
     /// whose proof keeps the most [`crate::SearchGame::material`] for the
     /// winner (the proof's worst case: the loser picks the line that costs
-    /// most). The first proof found is the one the search happened on, and
-    /// in Two Foxes it often fills the pen by leaving the geese behind to
-    /// the foxes; this one is as certain and keeps more geese. An
-    /// immediate win is still played first.
+    /// most). The first proof found is the one the search happened on;
+    /// this one is as certain and keeps at least as much. An immediate win
+    /// is still played first. In Two Foxes the proofs of a pen fill were
+    /// found to cost about the same, so it kept no geese there
+    /// (experiments/README.md, "the cheapest proven win").
     pub cheapest_win: bool,
 }
 

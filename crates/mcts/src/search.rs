@@ -122,8 +122,9 @@
 //! foxes in is then worth more to the geese by w a point, as a goose kept
 //! is worth 1: what alpha-beta's evaluation counts as the foxes' room
 //! (there at 0.03 geese a point beside a bonus for the pen), and what the
-//! network's own value does not see, since its geese win by filling the
-//! pen and almost never by shutting the foxes in.
+//! network's own value does not see: its geese win by filling the pen,
+//! and in the games measured never by shutting alpha-beta's foxes in,
+//! with this count or without it.
 //!
 //! Where the evaluator predicts nothing, `capture_plies` K > 0 gives each
 //! new leaf a prediction of its own: [`SearchGame::capture_outlook`], a
