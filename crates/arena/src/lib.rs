@@ -28,8 +28,8 @@ pub use csvlog::{
 pub use ladder::{run_ladder, Ladder};
 pub use ratings::{fit_ratings, Rating};
 pub use summary::{
-    geese_taken, margin_text, result_then_margin_text, scoreboard, MatchSummary, SideRecords,
-    INTERVALS,
+    ends_in_order, geese_taken, margin_text, result_then_margin_text, scoreboard, MatchSummary,
+    SideRecords, INTERVALS,
 };
 
 use halatafl_agent::{Agent, Budget, SpecError};

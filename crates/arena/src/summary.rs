@@ -239,41 +239,56 @@ fn geese_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     writeln!(f)
 }
 
+/// How one side's games ended, in the order the summary prints them (the
+/// text's `ends` line and `summary --json`): wins, then draws, then losses,
+/// and within each the commonest reason first (ties by name). Each as its
+/// result's word (`won`, `drew`, `lost`), the rules' reason and the games.
+pub fn ends_in_order(ends: &BTreeMap<(i32, String), u64>) -> Vec<(&'static str, &str, u64)> {
+    let mut rows: Vec<(i32, &str, u64)> = ends
+        .iter()
+        .map(|((result, reason), &n)| (*result, reason.as_str(), n))
+        .collect();
+    rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.2.cmp(&a.2)).then(a.1.cmp(b.1)));
+    let word = |result: i32| match result.cmp(&0) {
+        std::cmp::Ordering::Greater => "won",
+        std::cmp::Ordering::Equal => "drew",
+        std::cmp::Ordering::Less => "lost",
+    };
+    rows.into_iter()
+        .map(|(result, reason, n)| (word(result), reason, n))
+        .collect()
+}
+
 /// `  ends      as foxes: drew 23 (threefold 21, fifty-moves 2), lost 14
 /// (no-moves 12, pen-filled 2); as geese: won 33 (pen-filled 33), drew 7
-/// (threefold 7)`: how the agent's games ended, per side, by result and by
-/// the rules' reason, the commonest reason first.
+/// (threefold 7)`: [`ends_in_order`] per side, each result with its total.
 fn ends_line(f: &mut fmt::Formatter<'_>, a: &SideRecords) -> fmt::Result {
     let side = |ends: &BTreeMap<(i32, String), u64>| {
-        let mut parts = Vec::new();
-        for (result, word) in [(1, "won"), (0, "drew"), (-1, "lost")] {
-            let mut reasons: Vec<(&str, u64)> = ends
-                .iter()
-                .filter(|((r, _), _)| *r == result)
-                .map(|((_, reason), &n)| (reason.as_str(), n))
-                .collect();
-            if reasons.is_empty() {
-                continue;
+        // Runs of one result word, in order: "won 33 (pen-filled 33)".
+        let mut groups: Vec<(&str, u64, Vec<String>)> = Vec::new();
+        for (word, reason, n) in ends_in_order(ends) {
+            match groups.last_mut() {
+                Some((w, total, listed)) if *w == word => {
+                    *total += n;
+                    listed.push(format!("{reason} {n}"));
+                }
+                _ => groups.push((word, n, vec![format!("{reason} {n}")])),
             }
-            reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-            let total: u64 = reasons.iter().map(|(_, n)| n).sum();
-            let listed: Vec<String> = reasons
-                .iter()
-                .map(|(reason, n)| format!("{reason} {n}"))
-                .collect();
-            parts.push(format!("{word} {total} ({})", listed.join(", ")));
         }
+        let parts: Vec<String> = groups
+            .iter()
+            .map(|(word, total, listed)| format!("{word} {total} ({})", listed.join(", ")))
+            .collect();
         parts.join(", ")
     };
-    let mut sides = Vec::new();
-    for (name, ends) in [
+    let sides: Vec<String> = [
         ("as foxes", &a.ends_as_foxes),
         ("as geese", &a.ends_as_geese),
-    ] {
-        if !ends.is_empty() {
-            sides.push(format!("{name}: {}", side(ends)));
-        }
-    }
+    ]
+    .into_iter()
+    .filter(|(_, ends)| !ends.is_empty())
+    .map(|(name, ends)| format!("{name}: {}", side(ends)))
+    .collect();
     if sides.is_empty() {
         return Ok(());
     }

@@ -1,7 +1,9 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use halatafl_arena::stats::{Moments, Record};
-use halatafl_arena::{read_game_rows, GameRow, MatchSummary, SideRecords, INTERVALS};
+use halatafl_arena::{
+    ends_in_order, read_game_rows, GameRow, MatchSummary, SideRecords, INTERVALS,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -137,24 +139,13 @@ fn share_json(m: &Moments) -> Value {
     json!({"n": m.n, "mean": m.mean(), "lo": lo, "hi": hi})
 }
 
-/// How one side's games ended: `[{"result": "won", "reason": "pen-filled",
-/// "games": 33}, ...]`, wins first, then draws, then losses.
-fn ends_json(ends: &std::collections::BTreeMap<(i32, String), u64>) -> Value {
-    let mut rows: Vec<(&(i32, String), &u64)> = ends.iter().collect();
-    rows.sort_by(|a, b| {
-        b.0 .0
-            .cmp(&a.0 .0)
-            .then(b.1.cmp(a.1))
-            .then(a.0 .1.cmp(&b.0 .1))
-    });
-    let word = |r: i32| match r {
-        1 => "won",
-        0 => "drew",
-        _ => "lost",
-    };
+/// How one side's games ended, in [`ends_in_order`]'s order:
+/// `[{"result": "won", "reason": "pen-filled", "games": 33}, ...]`.
+fn ends_json(ends: &BTreeMap<(i32, String), u64>) -> Value {
     Value::Array(
-        rows.into_iter()
-            .map(|((r, reason), n)| json!({"result": word(*r), "reason": reason, "games": n}))
+        ends_in_order(ends)
+            .into_iter()
+            .map(|(result, reason, games)| json!({"result": result, "reason": reason, "games": games}))
             .collect(),
     )
 }
