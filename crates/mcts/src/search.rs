@@ -993,13 +993,16 @@ impl<G: SearchGame> Search<G> {
     fn proof_material(&mut self, node: usize, depth: usize) -> i32 {
         let n = self.tree.nodes[node];
         let winner_moves = depth.is_multiple_of(2);
-        let here = if winner_moves {
-            self.game.material()
-        } else {
-            -self.game.material()
+        // The count here, for the winner: at the proof's ends only.
+        let here = |game: &G| {
+            if winner_moves {
+                game.material()
+            } else {
+                -game.material()
+            }
         };
         if n.kind() != Kind::Expanded {
-            return here;
+            return here(&self.game);
         }
         // Child proofs are for the mover into the child: the winner's moves
         // are its proven wins, the loser's moves its proven losses.
@@ -1023,7 +1026,7 @@ impl<G: SearchGame> Search<G> {
                 Some(s) => s.min(m),
             });
         }
-        sure.unwrap_or(here)
+        sure.unwrap_or_else(|| here(&self.game))
     }
 
     /// The search's findings at the root (call once [`Search::is_finished`]).
