@@ -801,6 +801,15 @@ pub struct SelfPlaySection {
     pub opponent_fraction: f64,
     /// The side `opponent` plays: `geese`, `foxes`, or `either` (drawn per game).
     pub opponent_side: String,
+    /// The opponent's moves become samples too (behaviour cloning): at the
+    /// rate the network's own positions are (`search.full_search_probability`),
+    /// a position the opponent moves in is a sample whose policy target is
+    /// the opponent's move alone and whose value target is the result for
+    /// the opponent's side (the same discounting as every sample). It
+    /// teaches the network's own side what the opponent does where self-play
+    /// never goes: alpha-beta's geese wall the foxes in, the network's own
+    /// geese fill the pen. Needs `opponent_fraction` > 0.
+    pub opponent_samples: bool,
     /// Removed: a share of the opponent's moves drawn at random (with the
     /// opponent `self`) was no lead in classic at 0.2 or 0.5
     /// (experiments/README.md, "Classic: counting reused visits, and the
@@ -832,6 +841,7 @@ impl Default for SelfPlaySection {
             opponent: String::new(),
             opponent_fraction: 0.0,
             opponent_side: "geese".into(),
+            opponent_samples: false,
             opponent_random_moves: None,
         }
     }
@@ -941,6 +951,13 @@ impl SelfPlaySection {
                 &p.opponent,
                 "selfplay.opponent_fraction > 0 needs a non-network agent, e.g. alphabeta:depth=7",
             )?;
+        }
+        if p.opponent_samples && !p.has_opponent() {
+            return Err(bad(
+                "selfplay.opponent_samples",
+                p.opponent_samples,
+                "needs games against an opponent: selfplay.opponent and selfplay.opponent_fraction > 0",
+            ));
         }
         Ok(())
     }
@@ -1835,6 +1852,7 @@ mod tests {
         ),
         ("selfplay.opponent", "\"best\"\nopponent_fraction = 0.5"),
         ("selfplay.opponent_side", "\"pigs\""),
+        ("selfplay.opponent_samples", "true"),
         (
             "network.init",
             "\"models/best.safetensors\"\n[bootstrap]\ngames = 10",

@@ -29,7 +29,11 @@
 //! fixed agent (an exploiter's games, in AlphaStar's terms): the agent's moves
 //! are played straight into the game (and the network's search tree follows
 //! them), and only the network's positions become samples, their value target
-//! the result against that agent.
+//! the result against that agent. With `selfplay.opponent_samples` the
+//! agent's positions become samples too, at the rate of the network's full
+//! searches: the policy target is the agent's move alone (behaviour cloning,
+//! as in AlphaGo's supervised start, Silver et al. 2016, here mixed into
+//! self-play), the value target the result for the agent's side.
 
 use crate::config::RunConfig;
 use crate::error::TrainError;
@@ -65,7 +69,8 @@ pub struct FinishedGame {
     pub reason: String,
     /// Plies played in this game (from its drawn start, if it had one).
     pub plies: usize,
-    /// Samples the game gave (positions of full searches by the network).
+    /// Samples the game gave (positions of full searches by the network,
+    /// and with `selfplay.opponent_samples` some of the opponent's).
     pub samples: usize,
     /// For played-out games that would have resigned: whether resigning would
     /// have been wrong (the would-be resigner did not lose).
@@ -462,13 +467,9 @@ fn worker_loop<E: Evaluator<Game>>(
                 first_ply: 0,
             };
             // The opponent may have the first move.
-            if let Some((winner, reason)) = opponent_reply(
-                &mut search,
-                slot.opponent,
-                &mut opponent,
-                cfg,
-                job.generation,
-            )? {
+            if let Some((winner, reason)) =
+                opponent_reply(&mut search, &mut slot, &mut opponent, cfg, job.generation)?
+            {
                 share.count(&mut slot);
                 finish(job, slot, &search, winner, reason, &mut sink)?;
                 continue;
@@ -530,8 +531,7 @@ fn worker_loop<E: Evaluator<Game>>(
                 search.play(mv);
                 ended = game_end(search.game(), cfg);
                 if ended.is_none() {
-                    ended =
-                        opponent_reply(search, slot.opponent, &mut opponent, cfg, job.generation)?;
+                    ended = opponent_reply(search, slot, &mut opponent, cfg, job.generation)?;
                 }
             }
             match ended {
@@ -652,16 +652,17 @@ fn opponent_agent<E: Evaluator<Game>>(
     Ok(Some(agent))
 }
 
-/// Plays the fixed opponent's move if the game is its to move; returns how
-/// the game ended, if that move ended it.
+/// Plays the fixed opponent's move if the game is its to move, recording
+/// its position as a sample where `selfplay.opponent_samples` asks; returns
+/// how the game ended, if that move ended it.
 fn opponent_reply(
     search: &mut Search<Game>,
-    opponent_side: Option<Side>,
+    slot: &mut Slot,
     agent: &mut Option<Box<dyn Agent>>,
     cfg: &RunConfig,
     generation: u32,
 ) -> Result<Option<(Option<Side>, String)>, TrainError> {
-    let (Some(side), Some(agent)) = (opponent_side, agent.as_mut()) else {
+    let (Some(side), Some(agent)) = (slot.opponent, agent.as_mut()) else {
         return Ok(None);
     };
     // Callers pass running games only.
@@ -678,6 +679,26 @@ fn opponent_reply(
                 search.game().position()
             ),
         });
+    }
+    if cfg.selfplay.opponent_samples && slot.rng.random_bool(cfg.search.full_search_probability) {
+        let game = search.game();
+        let position = *game.position();
+        let policy = position
+            .legal_moves()
+            .iter()
+            .map(|&m| (m == mv) as u8 as f32)
+            .collect();
+        let sample = Sample {
+            position,
+            repetitions: game.repetitions().min(255) as u8,
+            policy,
+            wdl: [0.0; 3],
+            aux: Default::default(),
+        };
+        // No search value: `finish` gives these samples their result target
+        // in its place (they are the positions of the opponent's side).
+        slot.pending
+            .push((sample, [0.0, 1.0, 0.0], side, game.ply() as u32));
     }
     search.play(mv);
     Ok(game_end(search.game(), cfg))
@@ -730,6 +751,7 @@ fn finish<E: Evaluator<Game>>(
         ),
         None => vec![None; samples],
     };
+    let opponent_side = slot.opponent;
     let finished = FinishedGame {
         index: slot.index,
         result: winner.map_or("draw", Side::name),
@@ -759,7 +781,13 @@ fn finish<E: Evaluator<Game>>(
                     .unwrap_or_else(|| discounted_wdl_for(winner, side, to_end, half_life));
                 // The replay mixes the search value in: a proven value
                 // replaces it too, so the target is exact whatever the mix.
-                let search_wdl = proven_wdl.unwrap_or(search_wdl);
+                // The opponent's positions (`selfplay.opponent_samples`) had
+                // no search of the network's: their target stands in.
+                let search_wdl = match proven_wdl {
+                    Some(wdl) => wdl,
+                    None if Some(side) == opponent_side => sample.wdl,
+                    None => search_wdl,
+                };
                 if let Some(policy) = proven.and_then(|p| p.policy) {
                     sample.policy = policy;
                 }
@@ -946,6 +974,68 @@ mod tests {
         plain.selfplay.max_plies = 40;
         let (_, without, _) = play_recording(&plain, &[], 6);
         assert_eq!(with_factory, without);
+    }
+
+    #[test]
+    fn the_opponents_samples_teach_its_moves_and_its_result() {
+        for (side, teacher) in [("geese", Side::Geese), ("foxes", Side::Foxes)] {
+            let mut config = against_random(side, 1.0);
+            config.selfplay.opponent_samples = true;
+            config.validate().unwrap();
+            let (stats, samples, finished) =
+                play_against(&config, &[], 6, Some(&random_agents)).unwrap();
+            assert_eq!(stats.opponent_games, 6);
+            let mut taught = 0;
+            for (g, game) in by_game(&samples, &finished) {
+                // Every full search of the network's and, at the same rate
+                // (here 1), every position the opponent moves in.
+                assert_eq!(g.samples, g.plies, "game {}", g.index);
+                let winner = [Side::Foxes, Side::Geese]
+                    .into_iter()
+                    .find(|s| s.name() == g.result);
+                let mut replay = Game::start_of(Variant::two_foxes());
+                for (s, mv) in game.iter().zip(g.moves.split_whitespace()) {
+                    assert_eq!(&s.sample.position, replay.position());
+                    let played = replay.play_str(mv).unwrap();
+                    let side = s.sample.position.side();
+                    assert_eq!(s.sample.wdl, wdl_for(winner, side));
+                    if side != teacher {
+                        continue;
+                    }
+                    // The opponent's move is the whole policy target, and
+                    // its result stands in for the search value.
+                    taught += 1;
+                    let moves = s.sample.position.legal_moves();
+                    let at = moves.iter().position(|&m| m == played).unwrap();
+                    for (k, p) in s.sample.policy.iter().enumerate() {
+                        assert_eq!(*p, (k == at) as u8 as f32, "game {}", g.index);
+                    }
+                    assert_eq!(s.search_wdl, s.sample.wdl);
+                }
+            }
+            assert!(taught > 0);
+        }
+
+        // At half the full searches, about half the opponent's positions.
+        let mut config = against_random("geese", 1.0);
+        config.selfplay.opponent_samples = true;
+        config.search.full_search_probability = 0.5;
+        let (_, samples, finished) = play_against(&config, &[], 8, Some(&random_agents)).unwrap();
+        let geese_moves: usize = finished.iter().map(|g| g.plies / 2).sum();
+        let taught = samples
+            .iter()
+            .filter(|s| s.sample.position.side() == Side::Geese)
+            .count();
+        assert!(
+            taught > geese_moves / 4 && taught < geese_moves * 3 / 4,
+            "{taught} of {geese_moves}"
+        );
+
+        // Without an opponent to learn from, the key is refused.
+        let mut alone = short_games();
+        alone.selfplay.opponent_samples = true;
+        let err = alone.validate().unwrap_err().to_string();
+        assert!(err.contains("selfplay.opponent_samples"), "{err}");
     }
 
     /// Answers every position with the start's first move, which is the foxes'.
