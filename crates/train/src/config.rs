@@ -791,8 +791,9 @@ pub struct SelfPlaySection {
     /// e.g. `alphabeta:depth=7`; empty: none): it plays `opponent_side` and
     /// the network the other side, and only the network's moves become
     /// samples (the opponent's too with `opponent_samples`), with the
-    /// result against this opponent as their value target. Self-play alone teaches the losing side nothing about where
-    /// an imperfect opponent goes wrong: against the network's own geese
+    /// result against this opponent as their value target. Self-play alone
+    /// teaches the losing side nothing about where an imperfect opponent
+    /// goes wrong: against the network's own geese
     /// every fox position is lost. This is AlphaStar's exploiter idea
     /// (Vinyals et al., Nature 2019) at its smallest; a depth-limited
     /// alpha-beta keeps the run reproducible.

@@ -209,6 +209,24 @@ pub(crate) struct Slot {
     pub(crate) first_ply: usize,
 }
 
+impl Slot {
+    /// Records the game's position (the side to move's) as a sample with
+    /// this policy target and search value; its value target is set when
+    /// the game ends.
+    fn record(&mut self, game: &Game, policy: Vec<f32>, search_wdl: [f32; 3]) {
+        let position = *game.position();
+        let sample = Sample {
+            position,
+            repetitions: game.repetitions().min(255) as u8,
+            policy,
+            wdl: [0.0; 3],
+            aux: Default::default(),
+        };
+        self.pending
+            .push((sample, search_wdl, position.side(), game.ply() as u32));
+    }
+}
+
 /// The win/draw/loss target of a finished game for `side`.
 pub(crate) fn wdl_for(outcome_winner: Option<Side>, side: Side) -> [f32; 3] {
     match outcome_winner {
@@ -497,16 +515,8 @@ fn worker_loop<E: Evaluator<Game>>(
             let game = search.game();
             let side = game.position().side();
             if slot.full {
-                let sample = Sample {
-                    position: *game.position(),
-                    repetitions: game.repetitions().min(255) as u8,
-                    policy: result.policy.clone(),
-                    wdl: [0.0; 3],
-                    aux: Default::default(),
-                };
                 let v: Wdl = result.value;
-                slot.pending
-                    .push((sample, [v.win, v.draw, v.loss], side, game.ply() as u32));
+                slot.record(game, result.policy.clone(), [v.win, v.draw, v.loss]);
             }
             let mut ended: Option<(Option<Side>, String)> = None;
             if cfg.selfplay.resign_threshold > 0.0
@@ -682,23 +692,15 @@ fn opponent_reply(
     }
     if cfg.selfplay.opponent_samples && slot.rng.random_bool(cfg.search.full_search_probability) {
         let game = search.game();
-        let position = *game.position();
-        let policy = position
+        let policy = game
+            .position()
             .legal_moves()
             .iter()
             .map(|&m| (m == mv) as u8 as f32)
             .collect();
-        let sample = Sample {
-            position,
-            repetitions: game.repetitions().min(255) as u8,
-            policy,
-            wdl: [0.0; 3],
-            aux: Default::default(),
-        };
         // No search value: `finish` gives these samples their result target
         // in its place (they are the positions of the opponent's side).
-        slot.pending
-            .push((sample, [0.0, 1.0, 0.0], side, game.ply() as u32));
+        slot.record(game, policy, [0.0, 1.0, 0.0]);
     }
     search.play(mv);
     Ok(game_end(search.game(), cfg))
